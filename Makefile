@@ -1,0 +1,116 @@
+# sroce: soft-RoCE device for Linux. See README.md.
+#
+#   make setup        install Debian packages, fetch the target kernel image
+#   make              build the module, the provider, test programs, host tests
+#   make test         build everything, run host + VM tests, print a summary
+#   make demo         two namespaces with a sroce device each, in a VM
+#   make install      install sroce.ko and the provider on this host
+#
+# KVER selects the kernel to build for (default: Debian 12's current 6.1,
+# resolved at run time by scripts/kver; `make install` defaults to uname -r).
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+ifneq ($(filter install,$(MAKECMDGOALS)),)
+KVER ?= $(shell uname -r)
+endif
+KVER ?= $(shell $(TOP)/scripts/kver)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD := $(TOP)/build
+KOBJ := $(BUILD)/kmod-$(KVER)
+UOBJ := $(BUILD)/user
+POBJ := $(BUILD)/progs
+HOBJ := $(BUILD)/host
+
+CC ?= gcc
+CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu11 \
+	-I$(TOP)/libuser/include -I$(TOP)/abi
+LIBDIR := /usr/lib/x86_64-linux-gnu
+
+.PHONY: all kmod user progs host check-core setup test test-host test-vm demo install clean
+
+all: kmod user progs host
+
+setup:
+	bash $(TOP)/scripts/setup.sh
+
+# ---- kernel module --------------------------------------------------------
+# Kbuild on 6.1 writes objects next to the sources; build in a symlink copy
+# of kmod/ so the source tree stays clean and each KVER has its own objects.
+kmod:
+	@test -d $(KDIR) || { echo "no kernel headers for $(KVER) at $(KDIR): run 'make setup'" >&2; exit 1; }
+	@mkdir -p $(KOBJ)
+	@find $(KOBJ) -xtype l -delete
+	@cp -rsf $(TOP)/kmod/. $(KOBJ)/
+	$(MAKE) -C $(KDIR) M=$(KOBJ) SROCE_ABI=$(TOP)/abi modules
+	bash $(TOP)/scripts/check-core-objects.sh $(KOBJ)/core
+
+check-core: kmod
+
+# ---- provider (libsroce) ---------------------------------------------------
+USRC := $(wildcard $(TOP)/libuser/*.c)
+UHDR := $(wildcard $(TOP)/libuser/*.h $(TOP)/libuser/include/*/*.h) $(TOP)/abi/sroce-abi.h
+
+user: $(UOBJ)/libsroce.so.1 $(UOBJ)/libsroce-rdmav34.so $(UOBJ)/sroce.driver $(UOBJ)/abi-mismatch/libsroce-rdmav34.so
+
+# libsroce.so.1 is both the provider and the srocedv library, like libmlx5:
+# the provider name is a symlink to it, so one copy is loaded.
+$(UOBJ)/libsroce.so.1: $(USRC) $(UHDR) $(TOP)/libuser/libsroce.map
+	@mkdir -p $(UOBJ)
+	$(CC) $(CFLAGS_USER) -shared -Wl,-soname,libsroce.so.1 -Wl,--no-undefined \
+		-Wl,--version-script=$(TOP)/libuser/libsroce.map -o $@ $(USRC) -libverbs
+	ln -sf libsroce.so.1 $(UOBJ)/libsroce.so
+
+$(UOBJ)/libsroce-rdmav34.so: $(UOBJ)/libsroce.so.1
+	ln -sf libsroce.so.1 $@
+
+$(UOBJ)/sroce.driver:
+	@mkdir -p $(UOBJ)
+	echo "driver sroce" > $@
+
+# A provider that claims another ABI version, for the mismatch test only.
+$(UOBJ)/abi-mismatch/libsroce-rdmav34.so: $(USRC) $(UHDR) $(TOP)/libuser/libsroce.map
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_USER) -DSROCE_PROVIDER_ABI_VERSION='(SROCE_ABI_VERSION + 1)' -shared \
+		-Wl,--no-undefined -Wl,--version-script=$(TOP)/libuser/libsroce.map -o $@ $(USRC) -libverbs
+
+# ---- test programs ---------------------------------------------------------
+PSRC := $(wildcard $(TOP)/tests/progs/*.c)
+progs: $(patsubst $(TOP)/tests/progs/%.c,$(POBJ)/%,$(PSRC))
+
+$(POBJ)/%: $(TOP)/tests/progs/%.c $(UOBJ)/libsroce.so.1 $(wildcard $(TOP)/tests/progs/*.h)
+	@mkdir -p $(POBJ)
+	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -I$(TOP)/libuser/include -I$(TOP)/abi -o $@ $< \
+		-L$(UOBJ) -lsroce -libverbs -Wl,-rpath,$(LIBDIR)
+
+# ---- host tests (core in user space, Catch2) --------------------------------
+host:
+	cmake -S $(TOP)/tests/host -B $(HOBJ) -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	$(MAKE) -C $(HOBJ) --no-print-directory
+
+test-host: host
+	cd $(HOBJ) && ctest --output-on-failure
+
+# ---- VM tests ----------------------------------------------------------------
+test-vm: kmod user progs
+	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
+
+test: all
+	bash $(TOP)/scripts/test-all.sh --kernel $(KVER)
+
+demo: kmod user progs
+	$(TOP)/scripts/vm-run --kernel $(KVER) -- bash $(TOP)/scripts/demo.sh
+
+# ---- install on a real host ------------------------------------------------
+install: kmod user
+	install -D -m 644 $(KOBJ)/sroce.ko $(DESTDIR)/lib/modules/$(KVER)/updates/sroce.ko
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+	install -D -m 755 $(UOBJ)/libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so.1
+	ln -sf libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so
+	install -d $(DESTDIR)$(LIBDIR)/libibverbs
+	ln -sf ../libsroce.so.1 $(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so
+	install -D -m 644 $(UOBJ)/sroce.driver $(DESTDIR)/etc/libibverbs.d/sroce.driver
+	install -D -m 644 $(TOP)/libuser/include/infiniband/srocedv.h $(DESTDIR)/usr/include/infiniband/srocedv.h
+	[ -n "$(DESTDIR)" ] || ldconfig
+
+clean:
+	rm -rf $(BUILD)

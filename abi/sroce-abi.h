@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * sroce-abi.h - everything the sroce kernel module and user space share.
+ *
+ * This is the single definition of the uverbs udata structs, the mmap layout
+ * and the shared ring, WQE and CQE formats. It is included by the kernel glue
+ * (C), by the kernel core (freestanding C++, with SROCE_FREESTANDING defined)
+ * and by the provider (libuser/). See Documentation/abi.md.
+ *
+ * Rules:
+ *  - Fixed-width types only; every struct is naturally aligned with explicit
+ *    padding, so that layout is the same for all compilers and both sides.
+ *  - Request structs (user -> kernel) carry comp_mask; the kernel rejects bits
+ *    it does not know. Response structs grow only at the end; a shorter
+ *    response from an older kernel is read up to the length it had.
+ *  - Anything the kernel reads from a mapping is untrusted: it masks ring
+ *    indices and validates every field before use.
+ */
+#ifndef SROCE_ABI_H
+#define SROCE_ABI_H
+
+#ifdef SROCE_FREESTANDING
+/* The kernel core includes no kernel or libc headers. */
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+#else
+#include <linux/types.h>
+#endif
+
+/*
+ * Versions.
+ * SROCE_UVERBS_ABI_VERSION is ib_device_ops.uverbs_abi_ver, which libibverbs
+ * matches against the provider's range before loading it at all; it changes
+ * only if the uverbs command set itself changes incompatibly.
+ * SROCE_ABI_VERSION covers the contents of this file and is checked by the
+ * kernel at alloc_ucontext: a provider built against another version is
+ * refused with EPROTONOSUPPORT.
+ */
+#define SROCE_UVERBS_ABI_VERSION 1
+#define SROCE_ABI_VERSION 1
+
+/* Extensible limits shared by both sides. */
+#define SROCE_CACHELINE 64
+#define SROCE_PAGE_SIZE 4096
+
+/* ---------------------------------------------------------------------- */
+/* alloc_ucontext                                                          */
+
+enum sroce_ucontext_req_flags {
+	/* Ask the kernel not to poll this context's send queues; every post
+	 * rings the doorbell (rxe behaviour). */
+	SROCE_UCTX_REQ_NO_SQ_POLL = 1 << 0,
+};
+
+struct sroce_alloc_ucontext_req {
+	__u32 abi_version;      /* SROCE_ABI_VERSION of the provider */
+	__u32 comp_mask;        /* none defined: must be 0 */
+	__u32 flags;            /* enum sroce_ucontext_req_flags */
+	__u32 reserved;         /* must be 0 */
+};
+
+enum sroce_ucontext_resp_caps {
+	/* The kernel polls send queues (see Documentation/architecture.md). */
+	SROCE_UCTX_CAP_SQ_POLL = 1 << 0,
+};
+
+struct sroce_alloc_ucontext_resp {
+	__u32 abi_version;      /* SROCE_ABI_VERSION of the kernel */
+	__u32 comp_mask;
+	__u64 caps;             /* enum sroce_ucontext_resp_caps */
+	__u64 ctx_page_offset;  /* mmap offset of struct sroce_context_page */
+	__u32 ctx_page_size;    /* bytes to map at ctx_page_offset */
+	__u32 max_inline_data;
+	__u32 max_sge;
+	__u32 reserved;
+};
+
+/* ---------------------------------------------------------------------- */
+/* The context page: one read-only page per ucontext, mapped at
+ * ctx_page_offset. It carries state the kernel publishes to the provider
+ * without a system call. */
+
+#define SROCE_CTX_PAGE_MAGIC 0x73726f63u /* "sroc" */
+
+enum sroce_ctx_page_flags {
+	/* The SQ poller is asleep: a post must ring the doorbell. Written by
+	 * the poller after a full barrier; the provider reads it after its own
+	 * full barrier that follows the producer-index store. */
+	SROCE_CTX_NEED_WAKEUP = 1 << 0,
+};
+
+struct sroce_context_page {
+	__u32 magic;            /* SROCE_CTX_PAGE_MAGIC */
+	__u32 abi_version;      /* SROCE_ABI_VERSION */
+	__u32 flags;            /* enum sroce_ctx_page_flags, kernel-written */
+	__u32 reserved0;
+	__u64 device_generation; /* changes if the device is re-created */
+	__u8 reserved[SROCE_PAGE_SIZE - 24];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Protection domains */
+
+struct sroce_alloc_pd_resp {
+	__u32 pdn;
+	__u32 reserved;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Shared rings (SQ, RQ, SRQ, WQ, CQ).
+ *
+ * A ring is a header followed by 2^log_size fixed-size entries. Each index
+ * is a free-running u32 with exactly one writer, masked by (size - 1) on use,
+ * on its own cache line:
+ *   work queues: producer = user space, consumer = kernel;
+ *   CQs:         producer = kernel,     consumer = user space.
+ * The kernel keeps a private shadow of the index it owns and never trusts
+ * the copy in shared memory; it validates the other side's index by
+ * checking (producer - consumer) <= size.
+ */
+struct sroce_ring_header {
+	__u32 producer;
+	__u8 pad0[SROCE_CACHELINE - 4];
+	__u32 consumer;
+	__u8 pad1[SROCE_CACHELINE - 4];
+	__u32 log_size;         /* kernel-written at creation, informational */
+	__u32 entry_size;
+	__u8 pad2[SROCE_CACHELINE - 8];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Work queue entries.
+ *
+ * One WQE is a 64-byte header followed by num_sge scatter/gather entries
+ * (or inline data of the same footprint). The opcode values are the
+ * kernel's enum ib_wr_opcode; receive WQEs use SROCE_WQE_RECV.
+ */
+struct sroce_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+enum sroce_wqe_flags {
+	SROCE_WQE_SIGNALED = 1 << 0,
+	SROCE_WQE_SOLICITED = 1 << 1,
+	SROCE_WQE_INLINE = 1 << 2,
+	SROCE_WQE_FENCE = 1 << 3,
+	SROCE_WQE_IP_CSUM = 1 << 4,
+};
+
+#define SROCE_WQE_RECV 0xff
+
+struct sroce_wqe {
+	__u64 wr_id;
+	__u8 opcode;            /* enum ib_wr_opcode or SROCE_WQE_RECV */
+	__u8 num_sge;
+	__u16 flags;            /* enum sroce_wqe_flags */
+	__u32 imm_or_inv;       /* immediate data (big-endian) or rkey to invalidate */
+	union {
+		struct {        /* RDMA READ/WRITE, atomics */
+			__u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+			__u64 compare_add;
+			__u64 swap;
+		} rdma;
+		struct {        /* UD and GSI: address handle by kernel handle */
+			__u32 ah_handle;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved[5];
+		} ud;
+		struct {        /* MW bind and REG_MR (work-request registration) */
+			__u64 addr;
+			__u64 length;
+			__u32 mr_lkey;  /* MR the window binds to / MR to register */
+			__u32 new_key;
+			__u32 access;
+			__u32 layout;   /* non-contiguous window layout handle, 0 = none */
+		} reg;
+	};
+	__u32 xrc_remote_srqn;  /* XRC_INI: target SRQ number */
+	__u32 reserved[3];
+	/* struct sroce_sge sge[num_sge] or inline data follows */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Completion queue entries: 64 bytes, the fields of ibv_wc plus the room the
+ * seed features need (multi-packet receive, RSS hash). */
+
+enum sroce_cqe_flags {
+	SROCE_CQE_WITH_IMM = 1 << 0,
+	SROCE_CQE_WITH_INV = 1 << 1,
+	SROCE_CQE_GRH = 1 << 2,
+	SROCE_CQE_MP_MORE_IN_MSG = 1 << 3, /* MP-WR: more packets of this message */
+	SROCE_CQE_MP_CONSUMED = 1 << 4,    /* MP-WR: the buffer is released */
+	SROCE_CQE_WITH_HASH = 1 << 5,      /* RSS: hash_value/hash_type valid */
+};
+
+struct sroce_cqe {
+	__u64 wr_id;
+	__u8 status;            /* enum ibv_wc_status */
+	__u8 opcode;            /* enum ibv_wc_opcode, or a RECV_NOP for MP-WR */
+	__u16 flags;            /* enum sroce_cqe_flags */
+	__u32 byte_len;
+	__u32 imm_or_inv;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u16 pkey_index;
+	__u8 sl;
+	__u8 vendor_err;
+	__u32 mp_offset;        /* MP-WR: byte offset of this data in the buffer */
+	__u32 hash_value;       /* RSS */
+	__u8 hash_type;
+	__u8 reserved0[3];
+	__u32 reserved1;
+	__u64 timestamp;
+	__u64 reserved2;
+};
+
+#endif /* SROCE_ABI_H */

@@ -1,0 +1,72 @@
+// The extern "C" surface of core.h: handle casts and Result -> errno, no logic.
+// A C handle is the C++ object itself (the handle structs are never defined)
+// and owns one reference to it.
+#include "abi.h"
+#include "core.h"
+#include "device.h"
+#include "pd.h"
+#include "ucontext.h"
+
+using namespace sroce;
+
+namespace {
+Device *from(sroce_core_dev *h) { return reinterpret_cast<Device *>(h); }
+Pd *from(sroce_core_pd *h) { return reinterpret_cast<Pd *>(h); }
+const Pd *from(const sroce_core_pd *h) { return reinterpret_cast<const Pd *>(h); }
+Ucontext *from(sroce_core_ucontext *h) { return reinterpret_cast<Ucontext *>(h); }
+
+// Moves the reference out of a successful Result into a C handle.
+template <typename Handle, typename T> int to_handle(ktl::Result<ktl::RefPtr<T>> r, Handle **out) {
+	if (r.is_error())
+		return r.error().code();
+	*out = reinterpret_cast<Handle *>(r.release_value().leak());
+	return 0;
+}
+} // namespace
+
+extern "C" {
+
+unsigned int sroce_core_mtu_for_netdev(unsigned int netdev_mtu) { return Port::mtu_for_netdev(netdev_mtu); }
+
+unsigned long long sroce_core_guid_from_mac(const unsigned char mac[6]) { return guid_from_mac(mac); }
+
+int sroce_core_dev_create(const sroce_core_dev_init *init, sroce_core_dev **out) {
+	return to_handle(Device::create(*init), out);
+}
+
+void sroce_core_dev_destroy(sroce_core_dev *dev) {
+	if (dev)
+		from(dev)->unref();
+}
+
+void sroce_core_query_device(sroce_core_dev *dev, sroce_core_dev_attr *attr) { from(dev)->query(attr); }
+
+void sroce_core_query_port(sroce_core_dev *dev, sroce_core_port_attr *attr) { from(dev)->query_port(attr); }
+
+sroce_core_port_event sroce_core_netdev_changed(sroce_core_dev *dev, int up, unsigned int mtu) {
+	return from(dev)->netdev_changed(up != 0, mtu);
+}
+
+int sroce_core_ucontext_create(sroce_core_dev *dev, const sroce_alloc_ucontext_req *req,
+			       unsigned long req_len, sroce_alloc_ucontext_resp *resp,
+			       sroce_core_ucontext **out) {
+	return to_handle(Ucontext::create(*from(dev), *req, req_len, resp), out);
+}
+
+void sroce_core_ucontext_destroy(sroce_core_ucontext *uctx) {
+	if (uctx)
+		from(uctx)->unref();
+}
+
+void sroce_core_ucontext_fill_page(sroce_core_ucontext *uctx, void *page) { from(uctx)->fill_page(page); }
+
+int sroce_core_pd_create(sroce_core_dev *dev, sroce_core_pd **out) { return to_handle(Pd::create(*from(dev)), out); }
+
+void sroce_core_pd_destroy(sroce_core_pd *pd) {
+	if (pd)
+		from(pd)->unref();
+}
+
+unsigned int sroce_core_pd_number(const sroce_core_pd *pd) { return from(pd)->pdn(); }
+
+} // extern "C"

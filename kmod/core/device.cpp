@@ -1,0 +1,92 @@
+#include "device.h"
+#include "ktl/byteorder.h"
+#include "param.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+
+u64 guid_from_mac(const u8 mac[6]) {
+	// Modified EUI-64: flip the universal/local bit, insert ff:fe.
+	const u8 eui[8] = {u8(mac[0] ^ 2), mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
+	u64 v = 0;
+	for (u8 b : eui)
+		v = v << 8 | b;
+	return ktl::cpu_to_be64(v);
+}
+
+ktl::Result<ktl::RefPtr<Device>> Device::create(const sroce_core_dev_init &init) {
+	auto dev = TRY(ktl::make_ref<Device>(ktl::AllocCtx::may_sleep));
+	TRY(dev->init(init));
+	return dev;
+}
+
+ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
+	TRY(port_lock_.init());
+	// PD number 0 is never handed out, so 0 can mean "none" in the ABI.
+	TRY(pd_ids_.init(1, param::max_pd));
+	node_guid_ = guid_from_mac(init.mac);
+	generation_ = sroce_env_now_ns();
+	port_.init(init.netdev_up, init.netdev_mtu);
+	return {};
+}
+
+void Device::query(sroce_core_dev_attr *a) const {
+	a->node_guid = node_guid_;
+	a->sys_image_guid = node_guid_;
+	a->fw_ver = param::fw_ver;
+	a->max_mr_size = param::max_mr_size;
+	a->page_size_cap = 1ull << param::page_shift;
+	a->vendor_id = param::vendor_id;
+	a->vendor_part_id = param::vendor_part_id;
+	a->hw_ver = param::hw_ver;
+	a->max_qp = param::max_qp;
+	a->max_qp_wr = param::max_qp_wr;
+	a->max_send_sge = param::max_sge;
+	a->max_recv_sge = param::max_sge;
+	a->max_sge_rd = param::max_sge_rd;
+	a->max_cq = param::max_cq;
+	a->max_cqe = param::max_cqe;
+	a->max_mr = param::max_mr;
+	a->max_mw = param::max_mw;
+	a->max_pd = param::max_pd;
+	a->max_qp_rd_atom = param::max_qp_rd_atom;
+	a->max_qp_init_rd_atom = param::max_qp_rd_atom;
+	a->max_res_rd_atom = param::max_res_rd_atom;
+	a->max_srq = param::max_srq;
+	a->max_srq_wr = param::max_srq_wr;
+	a->max_srq_sge = param::max_srq_sge;
+	a->max_ah = param::max_ah;
+	a->max_pkeys = param::max_pkeys;
+	a->local_ca_ack_delay = param::local_ca_ack_delay;
+	a->max_fast_reg_page_list_len = param::max_fast_reg_page_list_len;
+	a->max_inline_data = param::max_inline_data;
+}
+
+void Device::query_port(sroce_core_port_attr *attr) {
+	ktl::Guard g(port_lock_);
+	port_.query(attr);
+}
+
+sroce_core_port_event Device::netdev_changed(bool up, u32 mtu) {
+	ktl::Guard g(port_lock_);
+	return port_.netdev_changed(up, mtu);
+}
+
+bool Device::get_ucontext_slot() {
+	u32 cur = ucontexts_.load(ktl::MemoryOrder::relaxed);
+	do {
+		if (cur >= param::max_ucontext)
+			return false;
+	} while (!ucontexts_.compare_exchange(cur, cur + 1, ktl::MemoryOrder::relaxed,
+					      ktl::MemoryOrder::relaxed));
+	return true;
+}
+
+void Device::put_ucontext_slot() {
+	u32 old = ucontexts_.fetch_sub(1, ktl::MemoryOrder::relaxed);
+	KTL_WARN_ON(old == 0);
+}
+
+} // namespace sroce

@@ -1,0 +1,48 @@
+// All limits of the device in one place (rxe_param.h style). query_device
+// reports these and the object tables enforce them, so what is reported is
+// what is true.
+#pragma once
+#include "ktl/types.h"
+
+namespace sroce::param {
+
+constexpr u32 vendor_id = 0xffffff;      // no OUI: a software device
+constexpr u32 vendor_part_id = 0x5c0e;
+constexpr u32 hw_ver = 1;
+constexpr u64 fw_ver = 0x0001000000000000ull; // 1.0.0
+
+constexpr u32 max_pd = 1u << 16;
+constexpr u32 max_ucontext = 1u << 12;
+constexpr u32 max_qp = 1u << 16;
+constexpr u32 max_qp_wr = 1u << 14;
+constexpr u32 max_sge = 32;
+constexpr u32 max_sge_rd = 32;
+constexpr u32 max_inline_data = 256;
+constexpr u32 max_cq = 1u << 16;
+constexpr u32 max_cqe = (1u << 16) - 1;
+constexpr u32 max_mr = 1u << 16;
+constexpr u32 max_mw = 1u << 16;
+constexpr u64 max_mr_size = ~0ull;
+constexpr u32 max_srq = 1u << 12;
+constexpr u32 max_srq_wr = 1u << 14;
+constexpr u32 max_srq_sge = 27;
+constexpr u32 max_ah = 1u << 16;
+constexpr u32 max_qp_rd_atom = 128;
+constexpr u32 max_res_rd_atom = 1u << 16;
+constexpr u32 max_pkeys = 1;
+constexpr u32 local_ca_ack_delay = 15;
+constexpr u32 max_fast_reg_page_list_len = 512;
+
+// RoCE port.
+constexpr u32 gid_table_len = 1024;
+constexpr u32 pkey_table_len = 1;
+constexpr u32 max_msg_sz = 1u << 31;
+// Bytes a RoCEv2 packet adds to the IB MTU: Ethernet + IPv6 (the larger IP
+// header) + UDP + BTH + the largest extension headers + ICRC. The active IB
+// MTU is the largest one such that a full packet fits the netdev MTU.
+constexpr u32 max_header_len = 80;
+
+// Device page size for MRs (4 KiB).
+constexpr u32 page_shift = 12;
+
+} // namespace sroce::param

@@ -1,0 +1,55 @@
+#include "ucontext.h"
+#include "abi.h"
+#include "param.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+
+ktl::Result<void> Ucontext::check_request(const sroce_alloc_ucontext_req &req, usize req_len) {
+	if (req_len < sizeof(req.abi_version))
+		return Error::from_errno(err::EINVAL);
+	if (req.abi_version != SROCE_ABI_VERSION) {
+		sroce_env_log(SROCE_LOG_WARNING, "provider ABI %u, kernel ABI %u: refusing context",
+			      req.abi_version, SROCE_ABI_VERSION);
+		return Error::from_errno(err::EPROTONOSUPPORT);
+	}
+	if (req.comp_mask)
+		return Error::from_errno(err::EOPNOTSUPP);
+	if (req.flags & ~u32(SROCE_UCTX_REQ_NO_SQ_POLL) || req.reserved)
+		return Error::from_errno(err::EINVAL);
+	return {};
+}
+
+ktl::Result<ktl::RefPtr<Ucontext>> Ucontext::create(Device &dev, const sroce_alloc_ucontext_req &req,
+						    usize req_len, sroce_alloc_ucontext_resp *resp) {
+	TRY(check_request(req, req_len));
+	if (!dev.get_ucontext_slot())
+		return Error::from_errno(err::EMFILE);
+	// No SQ poller exists yet: every context is in doorbell mode, and the
+	// response says so (caps bit clear).
+	auto uctx = ktl::make_ref<Ucontext>(ktl::AllocCtx::may_sleep, dev, false);
+	if (uctx.is_error()) {
+		dev.put_ucontext_slot();
+		return uctx.error();
+	}
+	*resp = {};
+	resp->abi_version = SROCE_ABI_VERSION;
+	resp->caps = uctx.value()->sq_poll() ? SROCE_UCTX_CAP_SQ_POLL : 0;
+	resp->ctx_page_size = sizeof(sroce_context_page);
+	resp->max_inline_data = param::max_inline_data;
+	resp->max_sge = param::max_sge;
+	return uctx;
+}
+
+void Ucontext::fill_page(void *mem) const {
+	auto *page = static_cast<sroce_context_page *>(mem);
+	page->magic = SROCE_CTX_PAGE_MAGIC;
+	page->abi_version = SROCE_ABI_VERSION;
+	page->device_generation = dev_->generation();
+	// Doorbell mode: the provider must always ring.
+	page->flags = sq_poll_ ? 0 : SROCE_CTX_NEED_WAKEUP;
+}
+
+} // namespace sroce

@@ -1,0 +1,32 @@
+// Ucontext: one process's open context on a device. It checks the
+// provider's ABI and describes the mappings the provider will make.
+#pragma once
+#include "device.h"
+
+struct sroce_alloc_ucontext_req;
+struct sroce_alloc_ucontext_resp;
+
+namespace sroce {
+
+class Ucontext : public ktl::RefCounted<Ucontext> {
+public:
+	static ktl::Result<ktl::RefPtr<Ucontext>> create(Device &dev, const sroce_alloc_ucontext_req &req,
+							 usize req_len, sroce_alloc_ucontext_resp *resp);
+	void fill_page(void *page) const;
+	bool sq_poll() const { return sq_poll_; }
+
+	// Validates a request without side effects (exposed for tests).
+	static ktl::Result<void> check_request(const sroce_alloc_ucontext_req &req, usize req_len);
+
+private:
+	friend class ktl::RefCounted<Ucontext>;
+	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
+	template <typename T> friend void ktl::destroy(T *);
+	Ucontext(Device &dev, bool sq_poll) : dev_(&dev), sq_poll_(sq_poll) {}
+	~Ucontext() { dev_->put_ucontext_slot(); }
+
+	ktl::RefPtr<Device> dev_;
+	bool sq_poll_;
+};
+
+} // namespace sroce

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - module entry: module parameters, the `rdma link` type and the
+ * netdev notifier.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <rdma/rdma_netlink.h>
+
+#include "sroce.h"
+
+bool sroce_ipv6 = true;
+module_param_named(ipv6, sroce_ipv6, bool, 0444);
+MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (default: Y)");
+
+static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	return sroce_dev_add(ibdev_name, ndev);
+}
+
+static struct rdma_link_ops sroce_link_ops = {
+	.type = "sroce",
+	.newlink = sroce_newlink,
+};
+
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event, void *arg)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
+	struct sroce_dev *sdev = sroce_dev_get_by_netdev(ndev);
+
+	if (!sdev)
+		return NOTIFY_DONE;
+	sroce_dev_netdev_event(sdev, event);
+	ib_device_put(&sdev->ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block sroce_netdev_notifier = {
+	.notifier_call = sroce_netdev_event,
+};
+
+static int __init sroce_init(void)
+{
+	int err;
+
+	err = sroce_net_init();
+	if (err)
+		return err;
+	err = register_netdevice_notifier(&sroce_netdev_notifier);
+	if (err) {
+		sroce_net_exit();
+		return err;
+	}
+	rdma_link_register(&sroce_link_ops);
+	pr_info("sroce: loaded (ABI %u)\n", SROCE_ABI_VERSION);
+	return 0;
+}
+
+static void __exit sroce_exit(void)
+{
+	/* Waits for newlink calls in flight; no device can be added after. */
+	rdma_link_unregister(&sroce_link_ops);
+	/* Unregisters every device, disassociating open user contexts. */
+	sroce_dev_remove_all();
+	unregister_netdevice_notifier(&sroce_netdev_notifier);
+	sroce_net_exit();
+	pr_info("sroce: unloaded\n");
+}
+
+module_init(sroce_init);
+module_exit(sroce_exit);
+
+MODULE_ALIAS_RDMA_LINK("sroce");
+MODULE_DESCRIPTION("sroce: soft RoCEv2 device");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * verbs.c - the ib_device_ops of a sroce device: queries, user contexts and
+ * their mappings, protection domains. Each call translates ib_core objects
+ * to core.h calls.
+ */
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sroce.h"
+
+/* Capabilities backed by code that exists today; the list grows with it. */
+#define SROCE_DEVICE_CAP_FLAGS (IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID)
+
+static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+			      struct ib_udata *uhw)
+{
+	struct sroce_core_dev_attr a;
+
+	if (uhw && (uhw->inlen || uhw->outlen))
+		return -EINVAL;
+	sroce_core_query_device(to_sdev(ibdev)->core, &a);
+	attr->fw_ver = a.fw_ver;
+	attr->sys_image_guid = a.sys_image_guid;
+	attr->max_mr_size = a.max_mr_size;
+	attr->page_size_cap = a.page_size_cap;
+	attr->vendor_id = a.vendor_id;
+	attr->vendor_part_id = a.vendor_part_id;
+	attr->hw_ver = a.hw_ver;
+	attr->max_qp = a.max_qp;
+	attr->max_qp_wr = a.max_qp_wr;
+	attr->device_cap_flags = SROCE_DEVICE_CAP_FLAGS;
+	/* `rdma link delete` is refused by ib_core without this. */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = a.max_send_sge;
+	attr->max_recv_sge = a.max_recv_sge;
+	attr->max_sge_rd = a.max_sge_rd;
+	attr->max_cq = a.max_cq;
+	attr->max_cqe = a.max_cqe;
+	attr->max_mr = a.max_mr;
+	attr->max_mw = a.max_mw;
+	attr->max_pd = a.max_pd;
+	attr->max_qp_rd_atom = a.max_qp_rd_atom;
+	attr->max_qp_init_rd_atom = a.max_qp_init_rd_atom;
+	attr->max_res_rd_atom = a.max_res_rd_atom;
+	attr->max_srq = a.max_srq;
+	attr->max_srq_wr = a.max_srq_wr;
+	attr->max_srq_sge = a.max_srq_sge;
+	attr->max_ah = a.max_ah;
+	attr->max_pkeys = a.max_pkeys;
+	attr->local_ca_ack_delay = a.local_ca_ack_delay;
+	attr->max_fast_reg_page_list_len = a.max_fast_reg_page_list_len;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ibdev, u32 port_num, struct ib_port_attr *attr)
+{
+	struct sroce_core_port_attr a;
+
+	sroce_core_query_port(to_sdev(ibdev)->core, &a);
+	/* *attr was zeroed by ib_core. */
+	attr->state = a.state;
+	attr->phys_state = a.phys_state;
+	attr->max_mtu = a.max_mtu;
+	attr->active_mtu = a.active_mtu;
+	attr->gid_tbl_len = a.gid_tbl_len;
+	attr->pkey_tbl_len = a.pkey_tbl_len;
+	attr->max_msg_sz = a.max_msg_sz;
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed, &attr->active_width);
+}
+
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index, u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				    struct ib_port_immutable *immutable)
+{
+	struct sroce_core_port_attr a;
+
+	sroce_core_query_port(to_sdev(ibdev)->core, &a);
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = a.pkey_tbl_len;
+	immutable->gid_tbl_len = a.gid_tbl_len;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev, u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int sroce_enable_driver(struct ib_device *ibdev)
+{
+	/* Netdev events before registration completed were not delivered. */
+	sroce_dev_sync_port(to_sdev(ibdev));
+	return 0;
+}
+
+/* ---- user contexts and mappings ---------------------------------------- */
+
+static struct rdma_user_mmap_entry *sroce_mmap_insert(struct sroce_ucontext *uc, void *vaddr,
+						      size_t size, u64 *offset)
+{
+	struct sroce_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	int err;
+
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	e->vaddr = vaddr;
+	err = rdma_user_mmap_entry_insert(&uc->ibuc, &e->rdma, size);
+	if (err) {
+		kfree(e);
+		return ERR_PTR(err);
+	}
+	*offset = rdma_user_mmap_get_offset(&e->rdma);
+	return &e->rdma;
+}
+
+static int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct sroce_ucontext *uc = container_of(ibuc, struct sroce_ucontext, ibuc);
+	struct sroce_alloc_ucontext_req req = {};
+	struct sroce_alloc_ucontext_resp resp;
+	void *page;
+	int err;
+
+	/* A newer provider may send a longer request: only zeros are safe to
+	 * ignore. */
+	if (udata->inlen > sizeof(req) &&
+	    !ib_is_udata_cleared(udata, sizeof(req), udata->inlen - sizeof(req)))
+		return -EOPNOTSUPP;
+	err = ib_copy_from_udata(&req, udata, min(udata->inlen, sizeof(req)));
+	if (err)
+		return err;
+	err = sroce_core_ucontext_create(to_sdev(ibuc->device)->core, &req, udata->inlen, &resp,
+					 &uc->core);
+	if (err)
+		return err;
+
+	page = vmalloc_user(PAGE_SIZE);
+	if (!page) {
+		err = -ENOMEM;
+		goto err_core;
+	}
+	sroce_core_ucontext_fill_page(uc->core, page);
+	/* From here the page belongs to the entry: mmap_free releases it. */
+	uc->ctx_page = sroce_mmap_insert(uc, page, PAGE_SIZE, &resp.ctx_page_offset);
+	if (IS_ERR(uc->ctx_page)) {
+		err = PTR_ERR(uc->ctx_page);
+		vfree(page);
+		goto err_core;
+	}
+	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (err)
+		goto err_entry;
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(uc->ctx_page);
+err_core:
+	sroce_core_ucontext_destroy(uc->core);
+	return err;
+}
+
+static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	struct sroce_ucontext *uc = container_of(ibuc, struct sroce_ucontext, ibuc);
+
+	/* The page itself lives until the last mapping of it is gone. */
+	rdma_user_mmap_entry_remove(uc->ctx_page);
+	sroce_core_ucontext_destroy(uc->core);
+}
+
+static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+	/* Nothing of ours runs for the context any more: ib_core has zapped its
+	 * mappings and will call dealloc_ucontext. Having this op lets a device
+	 * be removed (rmmod, netdev gone) while processes still hold it open;
+	 * they then see EIO. */
+}
+
+static int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry = rdma_user_mmap_entry_get(ibuc, vma);
+	struct sroce_mmap_entry *e;
+	int err;
+
+	if (!rdma_entry)
+		return -EINVAL;
+	e = container_of(rdma_entry, struct sroce_mmap_entry, rdma);
+	/* The context page is kernel-written state: read-only for the user. */
+	if (vma->vm_flags & VM_WRITE) {
+		err = -EPERM;
+		goto out;
+	}
+	vma->vm_flags &= ~VM_MAYWRITE;
+	if (vma->vm_end - vma->vm_start != rdma_entry->npages << PAGE_SHIFT) {
+		err = -EINVAL;
+		goto out;
+	}
+	err = remap_vmalloc_range(vma, e->vaddr, 0);
+out:
+	rdma_user_mmap_entry_put(rdma_entry);
+	return err;
+}
+
+static void sroce_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	struct sroce_mmap_entry *e = container_of(rdma_entry, struct sroce_mmap_entry, rdma);
+
+	vfree(e->vaddr);
+	kfree(e);
+}
+
+/* ---- protection domains ------------------------------------------------- */
+
+static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_pd *pd = container_of(ibpd, struct sroce_pd, ibpd);
+	struct sroce_alloc_pd_resp resp = {};
+	int err;
+
+	err = sroce_core_pd_create(to_sdev(ibpd->device)->core, &pd->core);
+	if (err)
+		return err;
+	if (udata) {
+		resp.pdn = sroce_core_pd_number(pd->core);
+		err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+		if (err) {
+			sroce_core_pd_destroy(pd->core);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	sroce_core_pd_destroy(container_of(ibpd, struct sroce_pd, ibpd)->core);
+	return 0;
+}
+
+/* ---- sysfs -------------------------------------------------------------- */
+
+static ssize_t parent_show(struct device *device, struct device_attribute *attr, char *buf)
+{
+	struct sroce_dev *sdev = rdma_device_to_drv_device(device, struct sroce_dev, ibdev);
+
+	return sysfs_emit(buf, "%s\n", sdev->parent);
+}
+static DEVICE_ATTR_RO(parent);
+
+/* The provider's match_device looks for this file: it identifies a sroce
+ * device whatever its name, and tells the ABI it speaks. */
+static ssize_t sroce_abi_version_show(struct device *device, struct device_attribute *attr,
+				      char *buf)
+{
+	return sysfs_emit(buf, "%u\n", SROCE_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(sroce_abi_version);
+
+static struct attribute *sroce_dev_attributes[] = {
+	&dev_attr_parent.attr,
+	&dev_attr_sroce_abi_version.attr,
+	NULL,
+};
+
+static const struct attribute_group sroce_attr_group = {
+	.attrs = sroce_dev_attributes,
+};
+
+const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
+
+	.alloc_pd = sroce_alloc_pd,
+	.alloc_ucontext = sroce_alloc_ucontext,
+	.dealloc_driver = sroce_dev_dealloc,
+	.dealloc_pd = sroce_dealloc_pd,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.device_group = &sroce_attr_group,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
+	.enable_driver = sroce_enable_driver,
+	.get_link_layer = sroce_get_link_layer,
+	.get_port_immutable = sroce_get_port_immutable,
+	.mmap = sroce_mmap,
+	.mmap_free = sroce_mmap_free,
+	.query_device = sroce_query_device,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * verbs_pabi34.h - the slice of the libibverbs *private* provider ABI
+ * (symbol version IBVERBS_PRIVATE_34, i.e. rdma-core 44.x as shipped by
+ * Debian 12) that the sroce user-space provider relies on.
+ *
+ * Debian does not install rdma-core's driver.h, so the sroce project keeps
+ * its own declarations here.  They were written for this project and are
+ * checked (static_asserts at the bottom of this file, plus a throwaway test
+ * against the v44.0 sources) to have the same memory layout as libibverbs
+ * 44.0 on LP64 targets.
+ *
+ * This ABI is private: libibverbs renames the symbol version whenever any
+ * of these layouts change.  If the installed library no longer exports
+ * IBVERBS_PRIVATE_34 this header must be re-audited, not just recompiled.
+ *
+ * C only (uses <stdatomic.h>, statement expressions and __typeof__).
+ */
+#ifndef SROCE_VERBS_PABI34_H
+#define SROCE_VERBS_PABI34_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>		/* dev_t */
+#include <time.h>		/* struct timespec */
+
+#include <infiniband/verbs.h>	/* ibv_*, struct verbs_context, enum rdma_driver_id */
+#include <rdma/ib_user_verbs.h>	/* ib_uverbs_* kernel ABI structs */
+
+/* Private ABI generation this header describes. */
+#define SROCE_VERBS_PABI_VERSION 34
+/*
+ * For a "driver <name>" line in a /etc/libibverbs.d/<x>.driver file,
+ * libibverbs dlopen()s "<name>" SROCE_VERBS_PROVIDER_SUFFIX when <name>
+ * starts with '/', else first
+ * "/usr/lib/<triplet>/libibverbs/lib<name>" SROCE_VERBS_PROVIDER_SUFFIX
+ * and then plain "lib<name>" SROCE_VERBS_PROVIDER_SUFFIX (ld.so path).
+ */
+#define SROCE_VERBS_PROVIDER_SUFFIX "-rdmav34.so"
+
+/* ------------------------------------------------------------------------
+ * Device matching
+ * ------------------------------------------------------------------------ */
+
+/* Values for verbs_match_ent.kind; a zeroed entry terminates a table. */
+enum {
+	VERBS_MATCH_SENTINEL	= 0,
+	VERBS_MATCH_PCI		= 1,	/* vendor/device against device/modalias */
+	VERBS_MATCH_MODALIAS	= 2,	/* fnmatch() pattern in u.modalias */
+	VERBS_MATCH_DRIVER_ID	= 3,	/* u.driver_id == kernel's rdma_driver_id */
+};
+
+/* One row of verbs_device_ops.match_table. */
+struct verbs_match_ent {
+	void *driver_data;		/* opaque, handed back via sysfs_dev->match */
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;			/* VERBS_MATCH_* */
+};
+
+/* Match on the driver id reported by the kernel over RDMA netlink. */
+#define VERBS_DRIVER_ID(_id) \
+	{ .u.driver_id = (_id), .kind = VERBS_MATCH_DRIVER_ID }
+
+/*
+ * Match on the IB device name prefix.  libibverbs builds the string
+ * "rdma_device:N<ibdev_name>" and fnmatch()es it against the pattern.
+ * Upstream discourages this, but it is the fallback for drivers whose
+ * kernel side reports RDMA_DRIVER_UNKNOWN.
+ */
+#define VERBS_NAME_MATCH(_prefix, _data)				\
+	{ .driver_data = (void *)(_data),				\
+	  .u.modalias = "rdma_device:*N" _prefix "*",			\
+	  .kind = VERBS_MATCH_MODALIAS }
+
+/* Bits in verbs_sysfs_dev.flags: which lazily-read fields are valid. */
+enum {
+	VSYSFS_READ_MODALIAS	= 1 << 0,
+	VSYSFS_READ_NODE_GUID	= 1 << 1,
+};
+
+/* Two-pointer list link (same shape as ccan's struct list_node). */
+struct verbs_pabi_list_node {
+	struct verbs_pabi_list_node *next;
+	struct verbs_pabi_list_node *prev;
+};
+
+/*
+ * A uverbs device found by libibverbs (netlink first, sysfs fallback).
+ * Allocated and owned by libibverbs; a provider only reads it (and may set
+ * provider_data).  Passed to match_device() and alloc_device().
+ */
+struct verbs_sysfs_dev {
+	struct verbs_pabi_list_node entry;	/* libibverbs internal */
+	void *provider_data;			/* free for the provider */
+	const struct verbs_match_ent *match;	/* table row that matched, or NULL */
+	unsigned int flags;			/* VSYSFS_READ_* */
+	char sysfs_name[IBV_SYSFS_NAME_MAX];	/* uverbs char dev name, "uverbs0" */
+	dev_t sysfs_cdev;			/* its major:minor */
+	char ibdev_name[IBV_SYSFS_NAME_MAX];	/* IB device name, e.g. "sroce0" */
+	char ibdev_path[IBV_SYSFS_PATH_MAX];	/* "<sysfs>/class/infiniband/<ibdev_name>" */
+	char modalias[512];			/* valid if VSYSFS_READ_MODALIAS */
+	uint64_t node_guid;			/* valid if VSYSFS_READ_NODE_GUID */
+	uint32_t driver_id;			/* enum rdma_driver_id, 0 = unknown */
+	enum ibv_node_type node_type;
+	int ibdev_idx;				/* netlink index, -1 if from sysfs */
+	uint32_t num_ports;			/* netlink only, else 0 */
+	uint32_t abi_ver;			/* ib_device ops.uverbs_abi_ver */
+	struct timespec time_created;
+};
+
+/* ------------------------------------------------------------------------
+ * Device / provider registration
+ * ------------------------------------------------------------------------ */
+
+struct verbs_device;
+
+/* Static description of a provider, registered once per process. */
+struct verbs_device_ops {
+	const char *name;
+
+	/* Inclusive range accepted for verbs_sysfs_dev.abi_ver. */
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+
+	const struct verbs_match_ent *match_table;	/* sentinel-terminated */
+	const struct verbs_device_ops **static_providers; /* static builds only */
+
+	/*
+	 * Optional.  When set it is called after the table match and has the
+	 * final say (sysfs_dev->match holds the table result or NULL).
+	 */
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	/* Required: libibverbs calls it without a NULL check on one path. */
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+/* Per-device object allocated by alloc_device(); embed it in your own. */
+struct verbs_device {
+	struct ibv_device device;		/* must stay first */
+	const struct verbs_device_ops *ops;	/* filled in by libibverbs */
+	atomic_int refcount;			/* libibverbs internal */
+	struct verbs_pabi_list_node entry;	/* libibverbs internal */
+	struct verbs_sysfs_dev *sysfs;		/* owned by libibverbs */
+	uint64_t core_support;
+};
+
+static inline struct verbs_device *
+verbs_get_device(const struct ibv_device *dev)
+{
+	return (struct verbs_device *)((uintptr_t)dev -
+				       offsetof(struct verbs_device, device));
+}
+
+/* ------------------------------------------------------------------------
+ * Context operations
+ *
+ * struct verbs_context itself is public and comes from <infiniband/verbs.h>.
+ * The table below is copied by verbs_set_ops(); NULL members keep the
+ * libibverbs default (which returns EOPNOTSUPP / does nothing).
+ * Order is alphabetical and ABI-relevant: do not reorder or add members.
+ * ------------------------------------------------------------------------ */
+
+struct verbs_mr;	/* opaque here; needed only as a pointer type below */
+
+struct verbs_context_ops {
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			 uint32_t flags, struct ibv_sge *sg_list,
+			 uint32_t num_sges);
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *ctx,
+				   struct ibv_alloc_dm_attr *attr);
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
+	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *ctx,
+				struct ibv_parent_domain_init_attr *attr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+	struct ibv_td *(*alloc_td)(struct ibv_context *ctx,
+				   struct ibv_td_init_attr *attr);
+	void (*async_event)(struct ibv_context *ctx,
+			    struct ibv_async_event *event);
+	int (*attach_counters_point_flow)(struct ibv_counters *counters,
+					  struct ibv_counter_attach_attr *attr,
+					  struct ibv_flow *flow);
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *bind);
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	void (*cq_event)(struct ibv_cq *cq);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	struct ibv_counters *(*create_counters)(struct ibv_context *ctx,
+				struct ibv_counters_init_attr *attr);
+	struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *ctx,
+					  struct ibv_cq_init_attr_ex *attr);
+	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
+					struct ibv_flow_attr *attr);
+	struct ibv_flow_action *(*create_flow_action_esp)(struct ibv_context *ctx,
+				struct ibv_flow_action_esp_attr *attr);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *ctx,
+				       struct ibv_qp_init_attr_ex *attr);
+	struct ibv_rwq_ind_table *(*create_rwq_ind_table)(struct ibv_context *ctx,
+				struct ibv_rwq_ind_table_init_attr *attr);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *attr);
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *ctx,
+					 struct ibv_srq_init_attr_ex *attr);
+	struct ibv_wq *(*create_wq)(struct ibv_context *ctx,
+				    struct ibv_wq_init_attr *attr);
+	int (*dealloc_mw)(struct ibv_mw *mw);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*dealloc_td)(struct ibv_td *td);
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	int (*destroy_counters)(struct ibv_counters *counters);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*destroy_flow)(struct ibv_flow *flow);
+	int (*destroy_flow_action)(struct ibv_flow_action *action);
+	int (*destroy_qp)(struct ibv_qp *qp);
+	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *table);
+	int (*destroy_srq)(struct ibv_srq *srq);
+	int (*destroy_wq)(struct ibv_wq *wq);
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	void (*free_context)(struct ibv_context *ctx);
+	int (*free_dm)(struct ibv_dm *dm);
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	struct ibv_dm *(*import_dm)(struct ibv_context *ctx, uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *ctx, uint32_t pd_handle);
+	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
+				      struct ibv_flow_action_esp_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+				    struct ibv_qp_rate_limit_attr *attr);
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			  int attr_mask);
+	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+	struct ibv_qp *(*open_qp)(struct ibv_context *ctx,
+				  struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *ctx,
+				      struct ibv_xrcd_init_attr *attr);
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
+			    struct ibv_ops_wr **bad_op);
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
+	int (*query_device_ex)(struct ibv_context *ctx,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	int (*query_port)(struct ibv_context *ctx, uint8_t port_num,
+			  struct ibv_port_attr *attr);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
+				      uint32_t flags);
+	int (*query_rt_values)(struct ibv_context *ctx,
+			       struct ibv_values_ex *values);
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+	int (*read_counters)(struct ibv_counters *counters, uint64_t *values,
+			     uint32_t ncounters, uint32_t flags);
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
+				    uint64_t dm_offset, size_t length,
+				    unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t length, uint64_t iova, int fd,
+					int access);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	void (*unimport_dm)(struct ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
+};
+
+/* ------------------------------------------------------------------------
+ * Legacy write() command buffers used by the ibv_cmd_* helpers.
+ *
+ * Each is the 8-byte uverbs header followed by the fixed part of the kernel
+ * request.  A provider that passes private data to its kernel driver wraps
+ * one of these as the first member of a larger struct and passes the larger
+ * size as cmd_size; libibverbs sends the bytes after the core part as the
+ * driver payload.  Likewise for responses (core resp struct from
+ * <rdma/ib_user_verbs.h> first, driver part after it).
+ * ------------------------------------------------------------------------ */
+
+struct ibv_get_context {			/* IB_USER_VERBS_CMD_GET_CONTEXT */
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+
+struct ibv_query_port {				/* IB_USER_VERBS_CMD_QUERY_PORT */
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u8 port_num;
+	__u8 reserved[7];
+};
+
+struct ibv_alloc_pd {				/* IB_USER_VERBS_CMD_ALLOC_PD */
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+
+/* ------------------------------------------------------------------------
+ * Functions exported by libibverbs.so.1 under IBVERBS_PRIVATE_34
+ * ------------------------------------------------------------------------ */
+
+/* Register a provider; call once, from a constructor (see macro below). */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+/*
+ * calloc(alloc_size) a provider context and initialise the verbs_context
+ * found context_offset bytes into it (the pointer value IS the offset).
+ * Takes ownership of cmd_fd (closed on failure).  Returns NULL + errno.
+ */
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+
+/* Undo the init half of the above (closes fds, drops the device ref);
+ * the caller still free()s its own allocation. */
+void verbs_uninit_context(struct verbs_context *context);
+
+/* Install the non-NULL members of ops on the context. */
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+
+/* GET_CONTEXT (ioctl, falls back to write()).  Always pass real, writable
+ * cmd/resp buffers with cmd_size >= sizeof(*cmd), resp_size >= sizeof(*resp). */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+
+/* QUERY_DEVICE / EX_QUERY_DEVICE.  resp may be NULL; otherwise *resp_size
+ * is its size on entry and the kernel's response_length on return. */
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+
+/* QUERY_PORT (ioctl, falls back to write() which fills in *cmd). */
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+
+/* ALLOC_PD (write() only); fills pd->handle and pd->context. */
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+
+/* DEALLOC_PD; does not free pd. */
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/* ------------------------------------------------------------------------
+ * Convenience macros
+ * ------------------------------------------------------------------------ */
+
+/*
+ * drv_ctx_ptr: a (possibly uninitialised) pointer variable of the provider's
+ * context type; ctx_memb: name of its struct verbs_context member.
+ * Evaluates to a pointer of that type, or NULL.
+ */
+#define verbs_init_and_alloc_context(ibdev, cmd_fd, drv_ctx_ptr, ctx_memb,   \
+				     driver_id)				     \
+	({								     \
+		_Static_assert(__builtin_types_compatible_p(		     \
+			__typeof__(((__typeof__(drv_ctx_ptr))0)->ctx_memb),  \
+			struct verbs_context),				     \
+			"ctx_memb must be a struct verbs_context");	     \
+		(__typeof__(drv_ctx_ptr))_verbs_init_and_alloc_context(	     \
+			(ibdev), (cmd_fd), sizeof(*(drv_ctx_ptr)),	     \
+			(struct verbs_context *)(uintptr_t)offsetof(	     \
+				__typeof__(*(drv_ctx_ptr)), ctx_memb),	     \
+			(driver_id));					     \
+	})
+
+/*
+ * Register a struct verbs_device_ops from a load-time constructor, which is
+ * what libibverbs expects after it dlopen()s the provider.  (Upstream's
+ * PROVIDER_DRIVER also exports a verbs_provider_<name> alias used only for
+ * static linking; not needed for a dlopen'ed provider.)
+ */
+#define VERBS_PABI34_PROVIDER_DRIVER(_name, _ops)			     \
+	static void __attribute__((constructor))			     \
+	_name##_verbs_pabi34_register(void)				     \
+	{								     \
+		verbs_register_driver_34(&(_ops));			     \
+	}
+
+#ifndef PROVIDER_DRIVER
+#define PROVIDER_DRIVER(_name, _ops) VERBS_PABI34_PROVIDER_DRIVER(_name, _ops)
+#endif
+
+/* ------------------------------------------------------------------------
+ * Layout checks.  Expected values were measured by compiling rdma-core
+ * v44.0's own libibverbs/driver.h and kern-abi.h on x86_64 (LP64).
+ * ------------------------------------------------------------------------ */
+#if __SIZEOF_POINTER__ == 8 && __SIZEOF_LONG__ == 8
+#define SROCE_PABI_CHECK(expr) _Static_assert(expr, #expr)
+
+SROCE_PABI_CHECK(IBV_SYSFS_NAME_MAX == 64);
+SROCE_PABI_CHECK(IBV_SYSFS_PATH_MAX == 256);
+
+SROCE_PABI_CHECK(sizeof(struct verbs_match_ent) == 24);
+SROCE_PABI_CHECK(offsetof(struct verbs_match_ent, u) == 8);
+SROCE_PABI_CHECK(offsetof(struct verbs_match_ent, vendor) == 16);
+SROCE_PABI_CHECK(offsetof(struct verbs_match_ent, kind) == 20);
+
+SROCE_PABI_CHECK(sizeof(struct verbs_sysfs_dev) == 992);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, provider_data) == 16);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, match) == 24);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, flags) == 32);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, sysfs_name) == 36);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, sysfs_cdev) == 104);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, ibdev_name) == 112);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, ibdev_path) == 176);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, modalias) == 432);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, node_guid) == 944);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, driver_id) == 952);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, node_type) == 956);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, ibdev_idx) == 960);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, num_ports) == 964);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, abi_ver) == 968);
+SROCE_PABI_CHECK(offsetof(struct verbs_sysfs_dev, time_created) == 976);
+
+SROCE_PABI_CHECK(sizeof(struct verbs_device_ops) == 72);
+SROCE_PABI_CHECK(offsetof(struct verbs_device_ops, match_table) == 16);
+SROCE_PABI_CHECK(offsetof(struct verbs_device_ops, match_device) == 32);
+SROCE_PABI_CHECK(offsetof(struct verbs_device_ops, alloc_context) == 40);
+SROCE_PABI_CHECK(offsetof(struct verbs_device_ops, import_context) == 48);
+SROCE_PABI_CHECK(offsetof(struct verbs_device_ops, alloc_device) == 56);
+SROCE_PABI_CHECK(offsetof(struct verbs_device_ops, uninit_device) == 64);
+
+SROCE_PABI_CHECK(sizeof(struct ibv_device) == 664);
+SROCE_PABI_CHECK(sizeof(struct verbs_device) == 712);
+SROCE_PABI_CHECK(offsetof(struct verbs_device, ops) == 664);
+SROCE_PABI_CHECK(offsetof(struct verbs_device, refcount) == 672);
+SROCE_PABI_CHECK(offsetof(struct verbs_device, entry) == 680);
+SROCE_PABI_CHECK(offsetof(struct verbs_device, sysfs) == 696);
+SROCE_PABI_CHECK(offsetof(struct verbs_device, core_support) == 704);
+
+SROCE_PABI_CHECK(sizeof(struct verbs_context_ops) == 76 * sizeof(void *));
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, alloc_pd) == 40);
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, dealloc_pd) == 208);
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, free_context) == 312);
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, query_device_ex) == 464);
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, query_port) == 480);
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, unimport_pd) == 600);
+
+/* From the public header, but the provider depends on it too. */
+SROCE_PABI_CHECK(sizeof(struct ibv_context) == 328);
+SROCE_PABI_CHECK(sizeof(struct verbs_context) == 648);
+SROCE_PABI_CHECK(offsetof(struct verbs_context, priv) == 208);
+SROCE_PABI_CHECK(offsetof(struct verbs_context, sz) == 312);
+SROCE_PABI_CHECK(offsetof(struct verbs_context, context) == 320);
+
+SROCE_PABI_CHECK(sizeof(struct ibv_get_context) == 16);
+SROCE_PABI_CHECK(sizeof(struct ibv_query_port) == 24);
+SROCE_PABI_CHECK(offsetof(struct ibv_query_port, port_num) == 16);
+SROCE_PABI_CHECK(sizeof(struct ibv_alloc_pd) == 16);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_get_context_resp) == 8);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_alloc_pd_resp) == 4);
+
+#undef SROCE_PABI_CHECK
+#endif /* LP64 */
+
+#endif /* SROCE_VERBS_PABI34_H */

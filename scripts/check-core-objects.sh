@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks the freestanding core objects (default: the given directory's *.o):
+#  - no global constructors (.init_array/.ctors): they only run on kernels
+#    with CONFIG_CONSTRUCTORS, so the core must not have any;
+#  - no undefined symbol outside env.h, except what the compiler itself emits:
+#    memcpy/memset/memmove and the retpoline/return thunks that the kernel
+#    flags -mindirect-branch=thunk-extern and -mfunction-return=thunk-extern
+#    make it call.
+# Usage: check-core-objects.sh DIR | FILE.o...
+set -u
+if [ $# -eq 1 ] && [ -d "$1" ]; then
+	set -- "$1"/*.o
+fi
+[ -e "$1" ] || { echo "check-core-objects: no objects given" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+for o in "$@"; do
+	if objdump -h "$o" | grep -qE '\.init_array|\.ctors'; then
+		echo "check-core-objects: $o has global constructors" >&2
+		fail=1
+	fi
+done
+# Link the objects together so references between core files resolve.
+ld -r -o "$tmp/core.o" "$@" || exit 2
+allowed='^(sroce_env_[a-z_]+|memcpy|memset|memmove|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+)$'
+bad=$(nm -u "$tmp/core.o" | awk '{print $2}' | grep -vE "$allowed")
+if [ -n "$bad" ]; then
+	echo "check-core-objects: symbols outside env.h:" >&2
+	echo "$bad" | sed 's/^/  /' >&2
+	fail=1
+fi
+[ $fail -eq 0 ] && echo "check-core-objects: $# objects clean (no constructors, only env.h symbols)"
+exit $fail

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build and tests need, and extracts the
+# target kernel image (never installed on the build machine) into .cache/.
+# Usage: scripts/setup.sh [KVER]   (default: Debian 12's current 6.1 flavour)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+kver=${1:-${KVER:-}}
+if [ -z "$kver" ]; then
+	kver=$(apt-cache depends linux-headers-amd64 | sed -n 's/.*Depends: linux-headers-\(.*\)$/\1/p' | head -1)
+fi
+[ -n "$kver" ] || { echo "setup: cannot resolve the target kernel version" >&2; exit 1; }
+echo "setup: target kernel $kver"
+apt-get install -y -qq --no-install-recommends \
+	build-essential g++ make cmake pkg-config "linux-headers-$kver" \
+	qemu-system-x86 busybox-static cpio kmod \
+	rdma-core libibverbs-dev ibverbs-utils ibverbs-providers perftest rdmacm-utils \
+	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libpcap-dev catch2 tshark iproute2 \
+	binutils >/dev/null
+cache="$top/.cache/kernel/$kver"
+if [ ! -e "$cache/boot/vmlinuz-$kver" ]; then
+	mkdir -p "$cache" "$top/.cache/deb"
+	(cd "$top/.cache/deb" && apt-get download -qq "linux-image-$kver")
+	dpkg-deb -x "$top"/.cache/deb/linux-image-"$kver"_*.deb "$cache"
+	depmod -b "$cache" "$kver"
+fi
+echo "$kver" > "$top/.cache/kver"
+echo "setup: done ($kver, image in $cache)"
