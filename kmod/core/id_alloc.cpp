@@ -11,13 +11,13 @@ IdAllocator::~IdAllocator() { sroce_env_free(words_); }
 
 ktl::Result<void> IdAllocator::init(u32 min, u32 max) {
 	if (max < min || max - min == ~0u)
-		return Error::from_errno(err::EINVAL);
+		return Error::from_errno(err::inval);
 	TRY(lock_.init());
 	count_ = max - min + 1;
 	u32 nwords = (count_ + bits_per_word - 1) / bits_per_word;
 	words_ = static_cast<u64 *>(sroce_env_zalloc(u64(nwords) * sizeof(u64), 0));
 	if (!words_)
-		return Error::from_errno(err::ENOMEM);
+		return Error::from_errno(err::nomem);
 	min_ = min;
 	return {};
 }
@@ -25,7 +25,7 @@ ktl::Result<void> IdAllocator::init(u32 min, u32 max) {
 ktl::Result<u32> IdAllocator::alloc() {
 	ktl::Guard g(lock_);
 	if (in_use_ == count_)
-		return Error::from_errno(err::ENOSPC);
+		return Error::from_errno(err::nospc);
 	// Scan word by word from next_, wrapping once.
 	u32 bit = next_;
 	for (u32 scanned = 0; scanned < count_;) {
@@ -47,7 +47,7 @@ ktl::Result<u32> IdAllocator::alloc() {
 			bit = 0;
 	}
 	KTL_WARN_ON(true); // in_use_ said there was room
-	return Error::from_errno(err::ENOSPC);
+	return Error::from_errno(err::nospc);
 }
 
 void IdAllocator::free(u32 id) {

@@ -9,16 +9,16 @@ namespace err = ktl::err;
 
 ktl::Result<void> Ucontext::check_request(const sroce_alloc_ucontext_req &req, usize req_len) {
 	if (req_len < sizeof(req.abi_version))
-		return Error::from_errno(err::EINVAL);
+		return Error::from_errno(err::inval);
 	if (req.abi_version != SROCE_ABI_VERSION) {
 		sroce_env_log(SROCE_LOG_WARNING, "provider ABI %u, kernel ABI %u: refusing context",
 			      req.abi_version, SROCE_ABI_VERSION);
-		return Error::from_errno(err::EPROTONOSUPPORT);
+		return Error::from_errno(err::protonosupport);
 	}
 	if (req.comp_mask)
-		return Error::from_errno(err::EOPNOTSUPP);
+		return Error::from_errno(err::opnotsupp);
 	if (req.flags & ~u32(SROCE_UCTX_REQ_NO_SQ_POLL) || req.reserved)
-		return Error::from_errno(err::EINVAL);
+		return Error::from_errno(err::inval);
 	return {};
 }
 
@@ -26,7 +26,7 @@ ktl::Result<ktl::RefPtr<Ucontext>> Ucontext::create(Device &dev, const sroce_all
 						    usize req_len, sroce_alloc_ucontext_resp *resp) {
 	TRY(check_request(req, req_len));
 	if (!dev.get_ucontext_slot())
-		return Error::from_errno(err::EMFILE);
+		return Error::from_errno(err::mfile);
 	// No SQ poller exists yet: every context is in doorbell mode, and the
 	// response says so (caps bit clear).
 	auto uctx = ktl::make_ref<Ucontext>(ktl::AllocCtx::may_sleep, dev, false);

@@ -15,7 +15,7 @@ template <typename T, typename... Args> T *create(AllocCtx ctx, Args &&...args) 
 	void *mem = sroce_env_zalloc(sizeof(T), ctx == AllocCtx::atomic);
 	if (!mem)
 		return nullptr;
-	return new (mem) T(forward<Args>(args)...);
+	return new (mem, place) T(forward<Args>(args)...);
 }
 
 template <typename T> void destroy(T *obj) {

@@ -1,30 +1,32 @@
 // Linux errno values. The core returns them negated, as the kernel does; the
-// numbers are Linux ABI and equal on x86_64 kernel and user space.
+// numbers are Linux ABI and equal on x86_64 kernel and user space. Named
+// without the E so that they never meet libc's errno macros in host tests:
+// err::inval is EINVAL.
 #pragma once
 
 namespace ktl::err {
 enum : int {
-	EPERM = 1,
-	ENOENT = 2,
-	EIO = 5,
-	EAGAIN = 11,
-	ENOMEM = 12,
-	EACCES = 13,
-	EFAULT = 14,
-	EBUSY = 16,
-	EEXIST = 17,
-	ENODEV = 19,
-	EINVAL = 22,
-	EMFILE = 24,
-	ENOSPC = 28,
-	ERANGE = 34,
-	ENOSYS = 38,
-	EOVERFLOW = 75,
-	EPROTO = 71,
-	EMSGSIZE = 90,
-	EPROTONOSUPPORT = 93,
-	EOPNOTSUPP = 95,
-	ENETDOWN = 100,
-	ETIMEDOUT = 110,
+	perm = 1,
+	noent = 2,
+	io = 5,
+	again = 11,
+	nomem = 12,
+	acces = 13,
+	fault = 14,
+	busy = 16,
+	exist = 17,
+	nodev = 19,
+	inval = 22,
+	mfile = 24,
+	nospc = 28,
+	range = 34,
+	nosys = 38,
+	overflow = 75,
+	proto = 71,
+	msgsize = 90,
+	protonosupport = 93,
+	opnotsupp = 95,
+	netdown = 100,
+	timedout = 110,
 };
 } // namespace ktl::err

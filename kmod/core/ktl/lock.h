@@ -16,7 +16,7 @@ public:
 	Result<void> init() {
 		lock_ = sroce_env_spin_create();
 		if (!lock_)
-			return Error::from_errno(err::ENOMEM);
+			return Error::from_errno(err::nomem);
 		return {};
 	}
 	unsigned long lock() { return sroce_env_spin_lock(lock_); }

@@ -80,7 +80,7 @@ private:
 template <typename T, typename... Args> Result<RefPtr<T>> make_ref(AllocCtx ctx, Args &&...args) {
 	T *obj = create<T>(ctx, forward<Args>(args)...);
 	if (!obj)
-		return Error::from_errno(err::ENOMEM);
+		return Error::from_errno(err::nomem);
 	return RefPtr<T>::adopt(obj);
 }
 

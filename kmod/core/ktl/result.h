@@ -20,12 +20,12 @@ private:
 
 template <typename T> class [[nodiscard]] Result {
 public:
-	Result(const T &v) : ok_(true) { new (storage_) T(v); }
-	Result(T &&v) : ok_(true) { new (storage_) T(move(v)); }
+	Result(const T &v) : ok_(true) { new (storage_, place) T(v); }
+	Result(T &&v) : ok_(true) { new (storage_, place) T(move(v)); }
 	Result(Error e) : ok_(false), err_(e.errno_value()) {}
 	Result(Result &&o) : ok_(o.ok_), err_(o.err_) {
 		if (ok_)
-			new (storage_) T(move(o.value()));
+			new (storage_, place) T(move(o.value()));
 	}
 	Result(const Result &) = delete;
 	Result &operator=(const Result &) = delete;

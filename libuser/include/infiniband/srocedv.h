@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * srocedv.h - sroce direct-verbs extensions (link with -lsroce).
+ *
+ * Features that upstream libibverbs has no API for are exposed here, in the
+ * style of mlx5dv: query the capabilities first, and every struct carries a
+ * comp_mask so that it can grow without breaking binaries. See
+ * Documentation/srocedv.md.
+ */
+#ifndef INFINIBAND_SROCEDV_H
+#define INFINIBAND_SROCEDV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bits of srocedv_device_attr.comp_mask: set by the caller for the fields
+ * it wants, cleared by the library for those it could not fill. None are
+ * defined yet; the feature fields arrive with the features. */
+enum srocedv_device_attr_mask {
+	SROCEDV_DEVICE_ATTR_MASK_RESERVED = 0,
+};
+
+struct srocedv_device_attr {
+	uint64_t comp_mask;     /* in: wanted fields; out: filled fields */
+	uint32_t abi_version;   /* kernel <-> provider ABI (always filled) */
+	uint32_t flags;         /* enum srocedv_device_flags (always filled) */
+};
+
+enum srocedv_device_flags {
+	/* The kernel polls send queues: posts need no system call. */
+	SROCEDV_DEVICE_FLAG_SQ_POLL = 1 << 0,
+};
+
+/*
+ * srocedv_query_device - sroce-specific capabilities of an open context.
+ * Returns 0, or an errno value: EOPNOTSUPP if context is not a sroce device,
+ * EINVAL for a NULL attr.
+ */
+int srocedv_query_device(struct ibv_context *context, struct srocedv_device_attr *attr);
+
+/* True if the device behind context is driven by sroce. */
+static inline bool srocedv_is_supported(struct ibv_context *context)
+{
+	struct srocedv_device_attr attr = {0};
+
+	return srocedv_query_device(context, &attr) == 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INFINIBAND_SROCEDV_H */

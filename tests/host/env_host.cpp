@@ -1,0 +1,105 @@
+// env.h for user space: the core's OS services backed by libc, with hooks
+// that let tests inject allocation failures and see leaks, logs and warnings.
+#include "env_host.h"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <mutex>
+
+extern "C" {
+#include "env.h"
+}
+
+namespace {
+std::atomic<long> g_live{0};
+std::atomic<int> g_fail_countdown{-1}; // allocations to let pass before one fails
+std::atomic<int> g_warnings{0};
+std::mutex g_log_mutex;
+std::vector<std::string> g_log;
+} // namespace
+
+namespace env_host {
+long live_allocations() { return g_live.load(); }
+void fail_nth_allocation(int n) { g_fail_countdown.store(n); }
+std::vector<std::string> &log_lines() { return g_log; }
+int warnings() { return g_warnings.load(); }
+void clear() {
+	std::lock_guard<std::mutex> g(g_log_mutex);
+	g_log.clear();
+	g_warnings = 0;
+	g_fail_countdown = -1;
+}
+} // namespace env_host
+
+extern "C" {
+
+void *sroce_env_zalloc(unsigned long size, int) {
+	int left = g_fail_countdown.load();
+	while (left >= 0) {
+		if (g_fail_countdown.compare_exchange_weak(left, left - 1)) {
+			if (left == 0)
+				return nullptr;
+			break;
+		}
+	}
+	void *p = calloc(1, size ? size : 1);
+	if (p)
+		g_live++;
+	return p;
+}
+
+void sroce_env_free(void *ptr) {
+	if (!ptr)
+		return;
+	g_live--;
+	free(ptr);
+}
+
+struct sroce_env_spinlock {
+	std::mutex m;
+};
+
+sroce_env_spinlock *sroce_env_spin_create(void) {
+	void *mem = sroce_env_zalloc(sizeof(sroce_env_spinlock), 0);
+	return mem ? new (mem) sroce_env_spinlock() : nullptr;
+}
+
+void sroce_env_spin_destroy(sroce_env_spinlock *l) {
+	if (!l)
+		return;
+	l->~sroce_env_spinlock();
+	sroce_env_free(l);
+}
+
+unsigned long sroce_env_spin_lock(sroce_env_spinlock *l) {
+	l->m.lock();
+	return 0;
+}
+
+void sroce_env_spin_unlock(sroce_env_spinlock *l, unsigned long) { l->m.unlock(); }
+
+unsigned long long sroce_env_now_ns(void) {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void sroce_env_log(int level, const char *fmt, ...) {
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	std::lock_guard<std::mutex> g(g_log_mutex);
+	g_log.emplace_back(buf);
+}
+
+void sroce_env_warn(const char *file, int line, const char *what) {
+	g_warnings++;
+	std::fprintf(stderr, "sroce core warning: %s:%d: %s\n", file, line, what);
+}
+
+} // extern "C"
