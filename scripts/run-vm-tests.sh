@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Boots one test VM and runs the VM test suite (tests/vm) in it. Extra
+# arguments select tests: run-vm-tests.sh [--kernel VER] [tests/vm/NN-x.sh...]
+# Prints the guest's `vm: N passed, N failed` line; exits non-zero on any
+# failure, including a kernel warning seen by vm-run after the run.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+kargs=()
+if [ "${1:-}" = --kernel ]; then
+	kargs=(--kernel "$2")
+	shift 2
+fi
+out=$top/build/vm/last-test-run
+rm -rf "$out"
+mkdir -p "$out"
+"$top/scripts/vm-run" "${kargs[@]}" --timeout 1500 --out "$out" -- bash "$top/tests/vm/run-in-vm.sh" "$@"
+rc=$?
+[ $rc -eq 0 ] || echo "vm tests: exit $rc; logs in $out" >&2
+exit $rc

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The README's test command (`make test`) after the build: host tests, the
+# build checks, then the VM suite. Ends with one summary line
+# `N passed, N failed` counting every test case of every layer.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+kargs=()
+[ "${1:-}" = --kernel ] && kargs=(--kernel "$2")
+passed=0 failed=0
+count() { # count LAYER PASSED FAILED
+	echo "--- $1: $2 passed, $3 failed"
+	passed=$((passed + $2))
+	failed=$((failed + $3))
+}
+
+echo "=== host tests (Catch2 via ctest)"
+log=$(mktemp)
+(cd "$top/build/host" && ctest --output-on-failure 2>&1) | tee "$log"
+total=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2/p' "$log")
+bad=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p' "$log")
+if [ -z "$total" ]; then
+	count host 0 1
+else
+	count host $((total - bad)) "$bad"
+fi
+
+echo "=== build checks"
+tb=$(mktemp)
+bash "$top/tests/build/run.sh" 2>&1 | tee "$tb"
+bp=$(sed -n 's/^build: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$tb")
+bf=$(sed -n 's/^build: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tb")
+count build "${bp:-0}" "${bf:-1}"
+
+echo "=== VM tests"
+tv=$(mktemp)
+bash "$top/scripts/run-vm-tests.sh" "${kargs[@]}" 2>&1 | tee "$tv"
+vrc=${PIPESTATUS[0]}
+vp=$(sed -n 's/^vm: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$tv" | tail -1)
+vf=$(sed -n 's/^vm: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tv" | tail -1)
+[ -n "$vp" ] || { vp=0; vf=1; }
+# A kernel warning caught by vm-run after the guest's own checks fails too.
+[ "$vrc" -ne 0 ] && [ "$vf" -eq 0 ] && vf=1
+count vm "$vp" "$vf"
+
+rm -f "$log" "$tb" "$tv"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Build-level checks: the freestanding core objects are clean, and the
+# checker itself catches a constructor and a non-env symbol.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kver=${KVER:-$("$top/scripts/kver")}
+check=$top/scripts/check-core-objects.sh
+passed=0 failed=0
+t() { # t NAME EXPECTED CMD...: EXPECTED is 0, or a regex the failure must print
+	local name=$1 want=$2
+	shift 2
+	"$@" >/tmp/build-check.out 2>&1
+	local rc=$?
+	if { [ "$want" = 0 ] && [ $rc -eq 0 ]; } ||
+		{ [ "$want" != 0 ] && [ $rc -ne 0 ] && grep -qE "$want" /tmp/build-check.out; }; then
+		echo "PASS $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name (exit $rc)"
+		sed 's/^/  /' /tmp/build-check.out
+		failed=$((failed + 1))
+	fi
+}
+
+t "core objects have no constructors and only env.h symbols" 0 "$check" "$top/build/kmod-$kver/core"
+
+# Objects built with the kernel's C++ flags that break each rule.
+tmp=$(mktemp -d)
+flags=$(sed -n '/^SROCE_CXXFLAGS :=/,/^$/p' "$top/kmod/Kbuild" | sed 's/^SROCE_CXXFLAGS :=//; s/\\$//; s/-I[^ ]*//g; s/-Werror//' | tr '\n' ' ')
+cat >"$tmp/ctor.cpp" <<'CPP'
+int next_id();
+int global_id = next_id(); // dynamic initialisation: a global constructor
+int next_id() { return 1; }
+CPP
+cat >"$tmp/foreign.cpp" <<'CPP'
+extern "C" int printk(const char *, ...); // a kernel symbol outside env.h
+void say() { printk("hi\n"); }
+CPP
+cat >"$tmp/env_ok.cpp" <<'CPP'
+extern "C" void *sroce_env_zalloc(unsigned long, int);
+void *get(unsigned long n) { return sroce_env_zalloc(n, 0); }
+CPP
+for f in ctor foreign env_ok; do
+	g++ $flags -c -o "$tmp/$f.o" "$tmp/$f.cpp" || echo "cannot compile $f.cpp"
+done
+t "checker rejects a global constructor" "has global constructors" "$check" "$tmp/ctor.o"
+t "checker rejects a symbol outside env.h" "outside env.h:|  printk" "$check" "$tmp/foreign.o"
+t "checker accepts an env.h call" 0 "$check" "$tmp/env_ok.o"
+rm -rf "$tmp"
+
+# The provider exports only the srocedv API.
+exports=$(nm -D --defined-only "$top/build/user/libsroce.so.1" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
+t "provider exports only srocedv_* symbols" 0 test "$exports" = "srocedv_query_device@@SROCE_1.0 "
+
+echo "build: $passed passed, $failed failed"
+[ $failed -eq 0 ]

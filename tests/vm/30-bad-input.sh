@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Bad input from the administrator and from a mismatched provider: each gets
+# a clear error, and nothing is left half-done.
+. "$(dirname "$0")/lib.sh"
+
+make_veth veth0 veth1
+check "modprobe sroce" modprobe sroce
+check_fails "netdev that does not exist" "nosuch0|No such device|not found|Wrong" \
+	rdma link add sroceX type sroce netdev nosuch0
+check_fails "loopback is not an Ethernet device (EPERM)" "not permitted" \
+	rdma link add sroceL type sroce netdev lo
+check "add sroce0 on veth0" rdma link add sroce0 type sroce netdev veth0
+check_fails "same netdev twice is EEXIST" "exists" rdma link add sroce1 type sroce netdev veth0
+check_fails "a device name already in use is refused" "exists|Invalid|in use" \
+	rdma link add sroce0 type sroce netdev veth1
+check "veth1 is still free for a device after the failures" rdma link add sroce1 type sroce netdev veth1
+check "only sroce0 and sroce1 exist" sh -c '[ "$(rdma link show | grep -c sroce)" = 2 ]'
+check "delete sroce1" rdma link delete sroce1
+check_fails "deleting twice fails" "." rdma link delete sroce1
+
+# A provider built for another sroce ABI: the kernel refuses the context
+# with EPROTONOSUPPORT and the provider says why.
+drv=/etc/libibverbs.d/sroce.driver
+cp "$drv" /tmp/sroce.driver.saved
+echo "driver $TOP/build/user/abi-mismatch/libsroce" > "$drv"
+out=$("$PROGS/sroce_ctx" open sroce0 2>&1)
+rc=$?
+log "$out"
+check "mismatched provider gets EPROTONOSUPPORT (93)" test "$rc" -eq 93
+check "provider explains the mismatch" sh -c "printf '%s' \"\$1\" | grep -q 'another sroce ABI'" _ "$out"
+check "kernel logs the two versions" sh -c 'dmesg | grep -q "provider ABI 2, kernel ABI 1"'
+cp /tmp/sroce.driver.saved "$drv"
+check "the matching provider opens it again" "$PROGS/sroce_ctx" open sroce0
+
+check "rmmod sroce" rmmod sroce
+ip link del veth0
+finish

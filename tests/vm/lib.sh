@@ -1,0 +1,84 @@
+# Helpers for the VM tests (sourced). Tests run as root inside a test VM
+# (scripts/vm-run), one after another in the same boot; each leaves the
+# system as it found it.
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PROGS=$TOP/build/progs
+fails=0
+
+log() { printf '%s\n' "$*"; }
+ok() { log "  ok: $*"; }
+fail() {
+	log "  FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# check DESCRIPTION CMD...: the command must succeed.
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else fail "$what (exit $?)"; fi
+}
+
+# check_fails DESCRIPTION PATTERN CMD...: the command must fail and print
+# PATTERN (extended regex) on stdout or stderr.
+check_fails() {
+	local what=$1 pattern=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && printf '%s' "$out" | grep -qE -- "$pattern"; then
+		ok "$what (exit $rc: $(printf '%s' "$out" | head -1))"
+	else
+		fail "$what (exit $rc, output: $out)"
+	fi
+}
+
+# wait_until SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
+wait_until() {
+	local limit=$1 i=0
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -ge $((limit * 5)) ] && return 1
+		sleep 0.2
+	done
+}
+
+# make_veth A B [NETNS_FOR_B]: a veth pair, MTU 9000, up, with IPv4 and
+# IPv6 addresses on both ends (10.0.N.1/2, fd00:N::1/2).
+veth_net=0
+make_veth() {
+	local a=$1 b=$2 ns=${3:-}
+	veth_net=$((veth_net + 1))
+	ip link add "$a" type veth peer name "$b" || return 1
+	ip link set "$a" mtu 9000 up
+	ip addr add "10.0.$veth_net.1/24" dev "$a"
+	ip -6 addr add "fd00:$veth_net::1/64" dev "$a" nodad
+	local inb=""
+	if [ -n "$ns" ]; then
+		ip link set "$b" netns "$ns"
+		inb="ip netns exec $ns"
+	fi
+	$inb ip link set "$b" mtu 9000 up
+	$inb ip addr add "10.0.$veth_net.2/24" dev "$b"
+	$inb ip -6 addr add "fd00:$veth_net::2/64" dev "$b" nodad
+}
+
+rdma_has() { rdma link show 2>/dev/null | grep -q "$1"; }
+module_loaded() { grep -q "^$1 " /proc/modules; }
+
+# Removes every sroce device and the module, whatever a test left behind.
+cleanup_sroce() {
+	module_loaded sroce && rmmod sroce 2>/dev/null
+	return 0
+}
+
+finish() {
+	if [ "$fails" -eq 0 ]; then
+		log "  all checks passed"
+		exit 0
+	fi
+	log "  $fails check(s) failed"
+	exit 1
+}

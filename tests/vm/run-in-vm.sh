@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs tests/vm/NN-*.sh (or the given ones) inside one test VM, checking the
+# kernel log after each, and prints `N passed, N failed`.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+bad='WARNING:|BUG:|Oops|general protection|UBSAN|refcount_t|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|kmemleak'
+passed=0 failed=0
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=("$here"/[0-9]*.sh)
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	echo "=== $name"
+	dmesg -C
+	start=$(date +%s)
+	timeout 300 bash "$t"
+	rc=$?
+	# Kernel log lines of this test are its evidence too.
+	if dmesg | grep -E "$bad"; then
+		echo "  FAIL: kernel log shows the lines above"
+		rc=1
+	fi
+	if [ $rc -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "PASS $name ($(( $(date +%s) - start )) s)"
+	else
+		failed=$((failed + 1))
+		echo "FAIL $name (exit $rc)"
+		dmesg | tail -40 | sed 's/^/  dmesg: /'
+	fi
+done
+echo "vm: $passed passed, $failed failed"
+[ $failed -eq 0 ]
