@@ -36,7 +36,7 @@ typedef unsigned long long __u64;
  * only if the uverbs command set itself changes incompatibly.
  * SROCE_ABI_VERSION covers the contents of this file and is checked by the
  * kernel at alloc_ucontext: a provider built against another version is
- * refused with EPROTONOSUPPORT.
+ * refused with EPROTO.
  */
 #define SROCE_UVERBS_ABI_VERSION 1
 #define SROCE_ABI_VERSION 1

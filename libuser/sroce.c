@@ -94,7 +94,7 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev, int c
 
 	err = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv, sizeof(cmd), &resp.ibv, sizeof(resp));
 	if (err) {
-		if (err == EPROTONOSUPPORT)
+		if (err == EPROTO)
 			fprintf(stderr,
 				"sroce: %s: the kernel module speaks another sroce ABI than this provider (%u); install matching versions\n",
 				ibv_get_device_name(ibdev), SROCE_PROVIDER_ABI_VERSION);
@@ -128,8 +128,16 @@ int sroce_is_sroce_context(struct ibv_context *ibctx)
 	return verbs_get_device(ibctx->device)->ops == &sroce_dev_ops;
 }
 
+/* Empty but present: libibverbs walks match_table without a NULL check
+ * whenever a device reports a driver id (e.g. rxe), and match_device then
+ * decides. */
+static const struct verbs_match_ent sroce_match_table[] = {
+	{},
+};
+
 static const struct verbs_device_ops sroce_dev_ops = {
 	.name = "sroce",
+	.match_table = sroce_match_table,
 	.match_min_abi_version = SROCE_UVERBS_ABI_VERSION,
 	.match_max_abi_version = SROCE_UVERBS_ABI_VERSION,
 	.match_device = sroce_match_device,

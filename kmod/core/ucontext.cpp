@@ -13,7 +13,7 @@ ktl::Result<void> Ucontext::check_request(const sroce_alloc_ucontext_req &req, u
 	if (req.abi_version != SROCE_ABI_VERSION) {
 		sroce_env_log(SROCE_LOG_WARNING, "provider ABI %u, kernel ABI %u: refusing context",
 			      req.abi_version, SROCE_ABI_VERSION);
-		return Error::from_errno(err::protonosupport);
+		return Error::from_errno(err::proto);
 	}
 	if (req.comp_mask)
 		return Error::from_errno(err::opnotsupp);

@@ -78,27 +78,44 @@ void sroce_dev_netdev_event(struct sroce_dev *sdev, unsigned long event)
 	}
 }
 
-/* ib_device_ops.dealloc_driver: the last step of every unregistration. */
+/*
+ * ib_device_ops.dealloc_driver. On 6.1 ib_dealloc_device() calls it too, so
+ * it is the one teardown for every path: the end of an unregistration and
+ * each failure of sroce_dev_add(), where the device may be half built.
+ */
 void sroce_dev_dealloc(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	mutex_lock(&sroce_devices_lock);
-	list_del(&sdev->list);
+	list_del_init(&sdev->list); /* no-op if never claimed */
 	mutex_unlock(&sroce_devices_lock);
 	sroce_core_dev_destroy(sdev->core);
-	sroce_net_put(sdev->sn);
+	sdev->core = NULL;
+	if (sdev->sn)
+		sroce_net_put(sdev->sn);
+	sdev->sn = NULL;
 }
 
-static bool sroce_netdev_claimed(struct net_device *ndev)
+/* Claims ndev for sdev; false if another sroce device has it. */
+static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 {
-	struct sroce_dev *sdev;
+	struct sroce_dev *other;
+	bool claimed = true;
 
-	lockdep_assert_held(&sroce_devices_lock);
-	list_for_each_entry(sdev, &sroce_devices, list)
-		if (sdev->ndev == ndev)
-			return true;
-	return false;
+	mutex_lock(&sroce_devices_lock);
+	list_for_each_entry(other, &sroce_devices, list) {
+		if (other->ndev == ndev) {
+			claimed = false;
+			break;
+		}
+	}
+	if (claimed) {
+		sdev->ndev = ndev;
+		list_add_tail(&sdev->list, &sroce_devices);
+	}
+	mutex_unlock(&sroce_devices_lock);
+	return claimed;
 }
 
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
@@ -107,6 +124,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		.netdev_mtu = READ_ONCE(ndev->mtu),
 		.netdev_up = sroce_netdev_up(ndev),
 	};
+	struct sroce_net *sn;
 	struct sroce_dev *sdev;
 	int err;
 
@@ -119,57 +137,43 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
-	sdev->ndev = ndev;
-	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
 	INIT_LIST_HEAD(&sdev->list);
 	sroce_net_init_unregister_work(sdev);
-
-	err = sroce_core_dev_create(&init, &sdev->core);
-	if (err)
-		goto err_free;
-	sdev->sn = sroce_net_get(dev_net(ndev));
-	if (IS_ERR(sdev->sn)) {
-		err = PTR_ERR(sdev->sn);
-		goto err_core;
-	}
+	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
+	/* From here every failure ends in ib_dealloc_device -> dealloc. */
+	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_unsupported_ops);
 
 	/* Claim the netdev before registering, so that two concurrent adds
 	 * cannot both succeed. */
-	mutex_lock(&sroce_devices_lock);
-	if (sroce_netdev_claimed(ndev)) {
-		mutex_unlock(&sroce_devices_lock);
-		err = -EEXIST;
-		goto err_net;
+	err = -EEXIST;
+	if (!sroce_claim_netdev(sdev, ndev))
+		goto err;
+	err = sroce_core_dev_create(&init, &sdev->core);
+	if (err)
+		goto err;
+	sn = sroce_net_get(dev_net(ndev));
+	if (IS_ERR(sn)) {
+		err = PTR_ERR(sn);
+		goto err;
 	}
-	list_add_tail(&sdev->list, &sroce_devices);
-	mutex_unlock(&sroce_devices_lock);
+	sdev->sn = sn;
 
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
 	sdev->ibdev.num_comp_vectors = 1;
 	sdev->ibdev.node_guid = sroce_core_guid_from_mac(init.mac);
-	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
-	ib_set_device_ops(&sdev->ibdev, &sroce_unsupported_ops);
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)
-		goto err_unclaim;
-	/* On failure ib_register_device does not call dealloc_driver: the
-	 * cleanup below is ours. */
+		goto err;
+	/* On failure ib_register_device leaves the device to us. */
 	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 	if (err)
-		goto err_unclaim;
+		goto err;
 	return 0;
 
-err_unclaim:
-	mutex_lock(&sroce_devices_lock);
-	list_del(&sdev->list);
-	mutex_unlock(&sroce_devices_lock);
-err_net:
-	sroce_net_put(sdev->sn);
-err_core:
-	sroce_core_dev_destroy(sdev->core);
-err_free:
+err:
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }

@@ -179,6 +179,7 @@ int sroce_net_init(void)
 
 void sroce_net_exit(void)
 {
-	destroy_workqueue(sroce_wq); /* runs queued unregistrations first */
+	/* Pernet exit flushes sroce_wq, so the queue must outlive it. */
 	unregister_pernet_subsys(&sroce_net_ops);
+	destroy_workqueue(sroce_wq); /* runs queued unregistrations first */
 }

@@ -6,11 +6,19 @@
  */
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
-#include <rdma/ib_mad.h>
+#include <rdma/ib_mad.h> /* IB_DEFAULT_PKEY_FULL */
 #include <rdma/ib_user_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "sroce.h"
+
+/*
+ * RoCEv2 without the MAD/CM/SA capabilities: those need QP1, which comes with
+ * the transport. Claiming them now would make ib_mad and ib_cm try to set
+ * up QP1 on every device and fail. RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP is the
+ * full set to switch to then.
+ */
+#define SROCE_PORT_CORE_CAPS (RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP | RDMA_CORE_CAP_ETH_AH)
 
 /* Capabilities backed by code that exists today; the list grows with it. */
 #define SROCE_DEVICE_CAP_FLAGS (IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID)
@@ -70,9 +78,13 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port_num, struct ib_por
 	attr->gid_tbl_len = a.gid_tbl_len;
 	attr->pkey_tbl_len = a.pkey_tbl_len;
 	attr->max_msg_sz = a.max_msg_sz;
-	attr->bad_pkey_cntr = 0;
-	attr->qkey_viol_cntr = 0;
-	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed, &attr->active_width);
+	/* The netdev may already be gone while the device is unregistering:
+	 * the port attributes are still valid, with the slowest speed. */
+	if (ib_get_eth_speed(ibdev, port_num, &attr->active_speed, &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index, u16 *pkey)
@@ -89,10 +101,10 @@ static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 	struct sroce_core_port_attr a;
 
 	sroce_core_query_port(to_sdev(ibdev)->core, &a);
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->core_cap_flags = SROCE_PORT_CORE_CAPS;
 	immutable->pkey_tbl_len = a.pkey_tbl_len;
 	immutable->gid_tbl_len = a.gid_tbl_len;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	immutable->max_mad_size = 0; /* no MAD support yet: ib_core checks this */
 	return 0;
 }
 

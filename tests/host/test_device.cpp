@@ -184,9 +184,9 @@ TEST_CASE("ucontext requests are checked for ABI and unknown bits", "[core][ucon
 	CHECK(cp->flags & SROCE_CTX_NEED_WAKEUP); // no poller: always ring
 	sroce_core_ucontext_destroy(uc);
 
-	SECTION("another ABI version is refused with EPROTONOSUPPORT and one log line") {
+	SECTION("another ABI version is refused with EPROTO and one log line") {
 		req.abi_version = SROCE_ABI_VERSION + 1;
-		CHECK(sroce_core_ucontext_create(dev, &req, sizeof(req), &resp, &uc) == -EPROTONOSUPPORT);
+		CHECK(sroce_core_ucontext_create(dev, &req, sizeof(req), &resp, &uc) == -EPROTO);
 		CHECK(env_host::log_lines().size() == 1);
 	}
 	SECTION("a request too short to hold the version is EINVAL") {

@@ -33,10 +33,10 @@ check_fails "sroce on a netdev where rxe owns 4791 is refused" "in use|Address" 
 check "nothing half-created" sh -c '! rdma link show | grep -q sroce2'
 ip link del vethC
 
+check "rdma link delete rxe0" rdma link delete rxe0
 # Deleting the namespace destroys vethB and so sroce1, and closes the socket.
 ip netns del h2
 check "sroce1 removed with its namespace" wait_until 10 sh -c '! rdma link show | grep -q sroce1'
-check "rdma link delete rxe0" rdma link delete rxe0
 check "rmmod sroce" rmmod sroce
 rmmod rdma_rxe 2>/dev/null
 finish

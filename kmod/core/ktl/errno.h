@@ -24,7 +24,6 @@ enum : int {
 	overflow = 75,
 	proto = 71,
 	msgsize = 90,
-	protonosupport = 93,
 	opnotsupp = 95,
 	netdown = 100,
 	timedout = 110,
