@@ -28,13 +28,13 @@ sleep 1 # ib_core fills the GID tables from the addresses in the background
 
 for h in 1 2; do
 	say "h$h: ibv_devinfo -v -d sroce-h$h (through the sroce provider)"
-	ip netns exec h$h ibv_devinfo -v -d sroce-h$h | grep -E 'hca_id|transport|node_guid|vendor_part_id|max_qp:|max_pd:|port:|state:|max_mtu|active_mtu|link_layer|GID\['
+	ip netns exec h$h ibv_devinfo -v -d sroce-h$h | grep -E 'hca_id|transport|node_guid|vendor_part_id|max_pd:|port:|state:|max_mtu|active_mtu|link_layer|GID\['
 done
 
 say "h1: a context, 64 PDs and srocedv_query_device through the provider"
 ip netns exec h1 "$top/build/progs/sroce_ctx" check sroce-h1 | grep -v '^ok: round'
 
-say "removing h2's netdev removes its device"
+say "deleting the veth pair (from h2) removes both devices"
 ip -n h2 link del veth-h2
 sleep 1
 rdma link show

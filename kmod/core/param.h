@@ -45,4 +45,16 @@ constexpr u32 max_header_len = 80;
 // Device page size for MRs (4 KiB).
 constexpr u32 page_shift = 12;
 
+// Which object kinds exist yet. query_device reports 0 for the limits of a
+// kind that does not, so it never promises what create_* would refuse. Each
+// milestone flips its entry.
+namespace available {
+constexpr bool qp = false;
+constexpr bool cq = false;
+constexpr bool mr = false;
+constexpr bool mw = false;
+constexpr bool srq = false;
+constexpr bool ah = false;
+} // namespace available
+
 } // namespace sroce::param

@@ -89,6 +89,12 @@ TEST_CASE("query_device reports the limits the tables enforce", "[core][device]"
 	sroce_core_dev_attr a{};
 	sroce_core_query_device(dev, &a);
 	CHECK(a.max_pd == 65536);
+	CHECK(a.max_pkeys == 1);
+	// Objects that do not exist yet are not promised.
+	CHECK(a.max_qp == 0);
+	CHECK(a.max_cq == 0);
+	CHECK(a.max_mr == 0);
+	CHECK(a.max_srq == 0);
 	CHECK(a.node_guid != 0);
 	CHECK(a.sys_image_guid == a.node_guid);
 	CHECK(a.page_size_cap == 4096);
