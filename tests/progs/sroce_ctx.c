@@ -6,6 +6,9 @@
  *   sroce_ctx check DEV          open, query, PD alloc/dealloc, srocedv query
  *   sroce_ctx notsroce DEV       srocedv_query_device must say EOPNOTSUPP
  *   sroce_ctx open DEV           only open the device (exit status = errno)
+ *   sroce_ctx events DEV READY   touch READY, then expect PORT_ERR followed
+ *                                by PORT_ACTIVE async events (the test
+ *                                takes the netdev down and up)
  *   sroce_ctx hold DEV READY     open + PD, touch READY, wait for SIGUSR1,
  *                                then expect the device to be gone: verbs
  *                                fail, a DEVICE_FATAL event arrives, cleanup
@@ -100,6 +103,35 @@ static int mode_check(struct ibv_context *ctx)
 	return failures;
 }
 
+static void touch(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+static int mode_events(struct ibv_context *ctx, const char *ready)
+{
+	const enum ibv_event_type want[] = { IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE };
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	unsigned int seen = 0;
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	touch(ready);
+	while (seen < 2 && poll(&pfd, 1, 20000) > 0) {
+		if (ibv_get_async_event(ctx, &ev))
+			continue;
+		printf("event: %s port %d\n", ibv_event_type_str(ev.event_type), ev.element.port_num);
+		if (ev.event_type == want[seen] && ev.element.port_num == 1)
+			seen++;
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(seen == 2, "PORT_ERR then PORT_ACTIVE on port 1");
+	return failures;
+}
+
 static volatile sig_atomic_t go;
 static void on_usr1(int sig)
 {
@@ -113,13 +145,11 @@ static int mode_hold(struct ibv_context *ctx, const char *ready)
 	struct ibv_async_event ev;
 	struct ibv_port_attr pattr;
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	int fd, got_fatal = 0;
+	int got_fatal = 0;
 
 	CHECK(pd != NULL, "alloc_pd before removal");
 	signal(SIGUSR1, on_usr1);
-	fd = open(ready, O_CREAT | O_WRONLY, 0644);
-	if (fd >= 0)
-		close(fd);
+	touch(ready);
 	while (!go)
 		pause();
 
@@ -148,7 +178,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s check|notsroce|open|hold DEV [READY]\n", argv[0]);
+		fprintf(stderr, "usage: %s check|notsroce|open|events|hold DEV [READY]\n", argv[0]);
 		return 2;
 	}
 	errno = 0;
@@ -165,6 +195,8 @@ int main(int argc, char **argv)
 		mode_check(ctx);
 	} else if (strcmp(argv[1], "notsroce") == 0) {
 		CHECK(srocedv_query_device(ctx, &dv) == EOPNOTSUPP, "srocedv on %s = EOPNOTSUPP", argv[2]);
+	} else if (strcmp(argv[1], "events") == 0 && argc == 4) {
+		mode_events(ctx, argv[3]);
 	} else if (strcmp(argv[1], "hold") == 0 && argc == 4) {
 		return mode_hold(ctx, argv[3]) ? 1 : 0;
 	} else {

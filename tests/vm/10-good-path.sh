@@ -24,6 +24,24 @@ check "link layer Ethernet" sh -c "printf '%s' \"\$1\" | grep -q 'link_layer:.*E
 check "transport InfiniBand" sh -c "printf '%s' \"\$1\" | grep -q 'transport:.*InfiniBand'" _ "$out"
 check "context, PDs and srocedv through the provider" "$PROGS/sroce_ctx" check sroce0
 
+# Node GUID: the modified EUI-64 of the MAC (flip bit 1 of the first byte).
+mac=$(cat /sys/class/net/veth0/address)
+IFS=: read -r m0 m1 m2 m3 m4 m5 <<<"$mac"
+guid=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x$m0 ^ 2)) "$m1" "$m2" "$m3" "$m4" "$m5")
+check "node_guid $guid derived from MAC $mac" sh -c "ibv_devinfo -d sroce0 | grep -q 'node_guid:.*$guid'"
+
+# Port events reach user space when the netdev goes down and up.
+rm -f /tmp/ev.ready
+"$PROGS/sroce_ctx" events sroce0 /tmp/ev.ready &
+evpid=$!
+wait_until 20 test -e /tmp/ev.ready
+ip link set veth0 down
+sleep 0.5
+ip link set veth0 up
+wait "$evpid"
+check "async PORT_ERR and PORT_ACTIVE events" test $? -eq 0
+check "port ACTIVE again" wait_until 5 sh -c 'ibv_devinfo -d sroce0 | grep -q "state:.*PORT_ACTIVE"'
+
 # Link state follows the netdev; MTU changes show in active_mtu.
 ip link set veth0 mtu 1500
 check "active_mtu 1024 on a 1500-MTU veth" wait_until 5 sh -c 'ibv_devinfo -d sroce0 | grep -q "active_mtu:.*1024"'
