@@ -52,5 +52,17 @@ rm -rf "$tmp"
 exports=$(nm -D --defined-only "$top/build/user/libsroce.so.1" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
 t "provider exports only srocedv_* symbols" 0 test "$exports" = "srocedv_query_device@@SROCE_1.0 "
 
+# make install into a staging root lays out module, provider and header the
+# way libibverbs and modprobe expect them.
+root=$(mktemp -d)
+t "make install into DESTDIR" 0 make -C "$top" --no-print-directory install DESTDIR="$root" KVER="$kver"
+lib=$root/usr/lib/x86_64-linux-gnu
+t "installed module, library, provider link, driver file and header" 0 test \
+	-f "$root/lib/modules/$kver/updates/sroce.ko" -a -f "$lib/libsroce.so.1" -a \
+	"$(readlink "$lib/libibverbs/libsroce-rdmav34.so")" = ../libsroce.so.1 -a \
+	"$(cat "$root/etc/libibverbs.d/sroce.driver" 2>/dev/null)" = "driver sroce" -a \
+	-f "$root/usr/include/infiniband/srocedv.h"
+rm -rf "$root"
+
 echo "build: $passed passed, $failed failed"
 [ $failed -eq 0 ]
