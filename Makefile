@@ -4,6 +4,7 @@
 #   make              build the module, the provider, test programs, host tests
 #   make test         build everything, run host + VM tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
+#   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make install      install sroce.ko and the provider on this host
 #
 # KVER selects the kernel to build for (default: Debian 12's current 6.1,
@@ -26,7 +27,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host check-core setup test test-host test-vm demo install clean
+.PHONY: all kmod user progs host check-core setup test test-host test-vm test-slow demo install clean
 
 all: kmod user progs host
 
@@ -96,6 +97,15 @@ test-vm: kmod user progs
 
 test: all
 	bash $(TOP)/scripts/test-all.sh --kernel $(KVER)
+
+# Slow suite, not in CI: the VM suite again on the second kernel target
+# (the newest 6.12 from bookworm-backports), fetched on first use.
+test-slow:
+	@k=$$($(TOP)/scripts/kver --backports); \
+	test -n "$$k" || { echo "no 6.12 backports kernel known to apt" >&2; exit 1; }; \
+	test -e $(TOP)/.cache/kernel/$$k/boot/vmlinuz-$$k || bash $(TOP)/scripts/setup.sh $$k; \
+	$(MAKE) --no-print-directory KVER=$$k kmod user progs && \
+	bash $(TOP)/scripts/run-vm-tests.sh --kernel $$k
 
 demo: kmod user progs
 	$(TOP)/scripts/vm-run --kernel $(KVER) -- bash $(TOP)/scripts/demo.sh

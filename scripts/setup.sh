@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs every Debian package the build and tests need, and extracts the
 # target kernel image (never installed on the build machine) into .cache/.
-# Usage: scripts/setup.sh [KVER]   (default: Debian 12's current 6.1 flavour)
+# Usage: scripts/setup.sh [KVER]   (default: Debian 12's current 6.1 flavour;
+# an explicit KVER, e.g. 6.12.107+deb12-amd64 from backports, is added
+# beside it without changing the default)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 kver=${1:-${KVER:-}}
+default=0
 if [ -z "$kver" ]; then
+	default=1
 	kver=$(apt-cache depends linux-headers-amd64 | sed -n 's/.*Depends: linux-headers-\(.*\)$/\1/p' | head -1)
 fi
 [ -n "$kver" ] || { echo "setup: cannot resolve the target kernel version" >&2; exit 1; }
@@ -25,5 +29,6 @@ if [ ! -e "$cache/boot/vmlinuz-$kver" ]; then
 	dpkg-deb -x "$top"/.cache/deb/linux-image-"$kver"_*.deb "$cache"
 	depmod -b "$cache" "$kver"
 fi
-echo "$kver" > "$top/.cache/kver"
+# Only the default target becomes the default for make and vm-run.
+[ $default -eq 1 ] && echo "$kver" > "$top/.cache/kver"
 echo "setup: done ($kver, image in $cache)"

@@ -5,6 +5,8 @@
  * transport). Each fails with EOPNOTSUPP, which kernel users and uverbs pass
  * on as "operation not supported": nothing is half-done.
  */
+#include <linux/version.h>
+
 #include "sroce.h"
 
 static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
@@ -37,8 +39,14 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return -EOPNOTSUPP;
 }
 
+/* Since 6.10 create_cq takes the whole uverbs attribute bundle. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			   struct uverbs_attr_bundle *attrs)
+#else
 static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			   struct ib_udata *udata)
+#endif
 {
 	return -EOPNOTSUPP;
 }

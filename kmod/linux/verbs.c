@@ -5,6 +5,7 @@
  * to core.h calls.
  */
 #include <linux/mm.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_mad.h> /* IB_DEFAULT_PKEY_FULL */
 #include <rdma/ib_user_verbs.h>
@@ -217,7 +218,11 @@ static int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		err = -EPERM;
 		goto out;
 	}
-	vma->vm_flags &= ~VM_MAYWRITE;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_clear(vma, VM_MAYWRITE); /* mprotect cannot make it writable */
+#else
+	vma->vm_flags &= ~VM_MAYWRITE; /* mprotect cannot make it writable */
+#endif
 	if (vma->vm_end - vma->vm_start != rdma_entry->npages << PAGE_SHIFT) {
 		err = -EINVAL;
 		goto out;
