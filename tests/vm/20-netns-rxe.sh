@@ -16,6 +16,7 @@ check "no 4791 socket in h2 before sroce" sh -c '! ip netns exec h2 ss -Huln | g
 check "modprobe sroce" modprobe sroce
 check "sroce1 on vethB inside h2" ip netns exec h2 rdma link add sroce1 type sroce netdev vethB
 check "sroce opened UDP 4791 in h2" sh -c 'ip netns exec h2 ss -Huln | grep -q ":4791 "'
+check "rdma link show in h2 lists sroce1 on vethB" sh -c 'ip netns exec h2 rdma link show | grep -qE "sroce1/1 .*netdev vethB"'
 check "rxe0 still holds init_net's 4791" sh -c 'ss -Huln | grep -q ":4791 "'
 
 info() { ip netns exec h2 ibv_devinfo -v -d sroce1 2>&1; }
@@ -33,6 +34,9 @@ check_fails "sroce on a netdev where rxe owns 4791 is refused" "in use|Address" 
 check "nothing half-created" sh -c '! rdma link show | grep -q sroce2'
 ip link del vethC
 
+check "rdma link delete sroce1 from inside h2" ip netns exec h2 rdma link delete sroce1
+check "the last device closed h2's 4791 socket" sh -c '! ip netns exec h2 ss -Huln | grep -q ":4791 "'
+check "re-add sroce1 in h2" ip netns exec h2 rdma link add sroce1 type sroce netdev vethB
 check "rdma link delete rxe0" rdma link delete rxe0
 # Deleting the namespace destroys vethB and so sroce1, and closes the socket.
 ip netns del h2
