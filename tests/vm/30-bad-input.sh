@@ -19,6 +19,20 @@ check "only sroce0 and sroce1 exist" sh -c '[ "$(rdma link show | grep -c sroce)
 check "delete sroce1" rdma link delete sroce1
 check_fails "deleting twice fails" "." rdma link delete sroce1
 
+# Concurrent adds on one netdev: exactly one wins, the rest get EEXIST.
+for i in 1 2 3 4 5 6; do rdma link add "race$i" type sroce netdev veth1 2>/dev/null & done
+wait
+check "six racing adds on veth1 made exactly one device" \
+	sh -c '[ "$(rdma link show | grep -c "netdev veth1")" = 1 ]'
+rdma link show | awk '/netdev veth1/ {split($2, a, "/"); print a[1]}' | xargs -r -n1 rdma link delete
+
+# Add/delete cycles: a leaked reference would hang a later delete or rmmod.
+cycles=0
+for i in $(seq 10); do
+	rdma link add cyc0 type sroce netdev veth1 && rdma link delete cyc0 && cycles=$((cycles + 1))
+done
+check "10 add/delete cycles" test "$cycles" -eq 10
+
 # A provider built for another sroce ABI: the kernel refuses the context
 # with EPROTO and the provider says why.
 drv=/etc/libibverbs.d/sroce.driver
