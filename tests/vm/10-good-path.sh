@@ -61,5 +61,12 @@ check "module loaded by alias" module_loaded sroce
 check "rmmod with a device attached removes it" rmmod sroce
 check "no device left after rmmod" sh -c '! rdma link show | grep -q sroce0'
 
-ip link del veth0
+# Moving the netdev to another namespace unregisters it here: the device goes.
+modprobe sroce
+rdma link add sroce0 type sroce netdev veth0
+ip netns add moved
+ip link set veth0 netns moved
+check "moving veth0 to another namespace removes sroce0" wait_until 10 sh -c '! rdma link show | grep -q sroce0'
+check "rmmod" rmmod sroce
+ip netns del moved
 finish
