@@ -105,8 +105,6 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev, int c
 		goto fail;
 	}
 	ctx->caps = resp.drv.caps;
-	ctx->max_inline_data = resp.drv.max_inline_data;
-	ctx->max_sge = resp.drv.max_sge;
 	err = sroce_map_ctx_page(ctx, cmd_fd, &resp.drv);
 	if (err)
 		goto fail;

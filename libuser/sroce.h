@@ -27,8 +27,6 @@ struct sroce_context {
 	const volatile struct sroce_context_page *ctx_page; /* read-only mapping */
 	size_t ctx_page_size;
 	uint64_t caps;              /* enum sroce_ucontext_resp_caps */
-	uint32_t max_inline_data;
-	uint32_t max_sge;
 };
 
 struct sroce_pd {

@@ -20,20 +20,29 @@ static bool sroce_netdev_up(struct net_device *ndev)
 	return netif_running(ndev) && netif_carrier_ok(ndev);
 }
 
+/* The sroce device that claimed ndev (at most one does), registered or not. */
+static struct sroce_dev *sroce_dev_find_locked(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	lockdep_assert_held(&sroce_devices_lock);
+	list_for_each_entry(sdev, &sroce_devices, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
 /* Takes an ib_device reference; NULL if ndev has no registered sroce device. */
 struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev)
 {
-	struct sroce_dev *sdev, *found = NULL;
+	struct sroce_dev *sdev;
 
 	mutex_lock(&sroce_devices_lock);
-	list_for_each_entry(sdev, &sroce_devices, list) {
-		if (sdev->ndev == ndev && ib_device_try_get(&sdev->ibdev)) {
-			found = sdev;
-			break;
-		}
-	}
+	sdev = sroce_dev_find_locked(ndev);
+	if (sdev && !ib_device_try_get(&sdev->ibdev))
+		sdev = NULL; /* not yet, or no longer, registered */
 	mutex_unlock(&sroce_devices_lock);
-	return found;
+	return sdev;
 }
 
 static void sroce_dispatch_port_event(struct sroce_dev *sdev, enum sroce_core_port_event ev)
@@ -100,16 +109,10 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 /* Claims ndev for sdev; false if another sroce device has it. */
 static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 {
-	struct sroce_dev *other;
-	bool claimed = true;
+	bool claimed;
 
 	mutex_lock(&sroce_devices_lock);
-	list_for_each_entry(other, &sroce_devices, list) {
-		if (other->ndev == ndev) {
-			claimed = false;
-			break;
-		}
-	}
+	claimed = !sroce_dev_find_locked(ndev);
 	if (claimed) {
 		sdev->ndev = ndev;
 		list_add_tail(&sdev->list, &sroce_devices);

@@ -61,6 +61,16 @@ check "module loaded by alias" module_loaded sroce
 check "rmmod with a device attached removes it" rmmod sroce
 check "no device left after rmmod" sh -c '! rdma link show | grep -q sroce0'
 
+# Module parameter ipv6=0: only the IPv4 socket is opened.
+modprobe sroce ipv6=0
+rdma link add sroce0 type sroce netdev veth0
+check "ipv6=0 opens 0.0.0.0:4791 only" sh -c 'ss -Huln | grep -q "0.0.0.0:4791 " && ! ss -Huln | grep -q "\[::\]:4791 "'
+rmmod sroce
+modprobe sroce
+rdma link add sroce0 type sroce netdev veth0
+check "default ipv6=Y opens [::]:4791 too" sh -c 'ss -Huln | grep -q "\[::\]:4791 "'
+rmmod sroce
+
 # Moving the netdev to another namespace unregisters it here: the device goes.
 modprobe sroce
 rdma link add sroce0 type sroce netdev veth0
