@@ -183,7 +183,8 @@ struct sroce_wqe {
 		} reg;
 	};
 	__u32 xrc_remote_srqn;  /* XRC_INI: target SRQ number */
-	__u32 reserved[3];
+	__u32 inline_len;       /* SROCE_WQE_INLINE: bytes of inline data */
+	__u32 reserved[2];
 	/* struct sroce_sge sge[num_sge] or inline data follows */
 };
 
@@ -215,10 +216,59 @@ struct sroce_cqe {
 	__u32 mp_offset;        /* MP-WR: byte offset of this data in the buffer */
 	__u32 hash_value;       /* RSS */
 	__u8 hash_type;
-	__u8 reserved0[3];
+	__u8 network_hdr_type;  /* UD/GSI receive: enum rdma_network_type */
+	__u8 reserved0[2];
 	__u32 reserved1;
 	__u64 timestamp;
 	__u64 reserved2;
+};
+
+
+/* ---------------------------------------------------------------------- */
+/* Queue creation. Each ring is one mmap at the offset the response gives
+ * (read-write for the provider: it writes its producer or consumer index
+ * and WQEs; the kernel trusts nothing in it). ring_bytes covers the
+ * header and 2^log_size entries of `stride` bytes each. Requests carry no
+ * udata today beyond comp_mask-style reserved words that must be zero. */
+
+struct sroce_ring_info {
+	__u64 offset;           /* mmap offset */
+	__u32 bytes;            /* mmap length */
+	__u32 log_size;         /* 2^log_size entries */
+	__u32 stride;           /* bytes per entry */
+	__u32 reserved;
+};
+
+/* Entries start here, after struct sroce_ring_header. */
+#define SROCE_RING_ENTRIES_OFFSET (3 * SROCE_CACHELINE)
+
+struct sroce_create_cq_resp {
+	struct sroce_ring_info ring; /* entries are struct sroce_cqe */
+};
+
+/* resize_cq: a new ring replaces the old one; the provider unmaps the old
+ * ring after the call returns and continues from the new ring's consumer
+ * index (the kernel copied the pending CQEs and set both indices). */
+struct sroce_resize_cq_resp {
+	struct sroce_ring_info ring;
+};
+
+struct sroce_create_qp_resp {
+	struct sroce_ring_info sq;   /* entries are struct sroce_wqe + SGEs */
+	struct sroce_ring_info rq;   /* bytes == 0 when the QP uses an SRQ */
+	__u32 qpn;
+	__u32 max_inline_data;
+};
+
+struct sroce_create_srq_resp {
+	struct sroce_ring_info ring;
+	__u32 srqn;
+	__u32 reserved;
+};
+
+struct sroce_create_ah_resp {
+	__u32 ah_handle;        /* goes in sroce_wqe.ud.ah_handle */
+	__u32 reserved;
 };
 
 #endif /* SROCE_ABI_H */

@@ -19,6 +19,17 @@ struct sroce_core_pd;
 struct sroce_core_ucontext;
 struct sroce_alloc_ucontext_req;
 struct sroce_alloc_ucontext_resp;
+struct sroce_core_cq;
+struct sroce_core_qp;
+struct sroce_core_srq;
+struct sroce_core_mr;
+struct sroce_core_ah;
+struct sroce_wqe;
+struct sroce_sge;
+struct sroce_cqe;
+struct sroce_env_batch;
+struct sroce_env_pkt;
+struct sroce_env_path;
 
 /* enum ib_port_state / ib_port_phys_state / ib_mtu values. */
 enum sroce_core_port_state { SROCE_PORT_DOWN = 1, SROCE_PORT_ACTIVE = 4 };
@@ -111,6 +122,200 @@ void sroce_core_ucontext_fill_page(struct sroce_core_ucontext *uctx, void *page)
 int sroce_core_pd_create(struct sroce_core_dev *dev, struct sroce_core_pd **out);
 void sroce_core_pd_destroy(struct sroce_core_pd *pd);
 unsigned int sroce_core_pd_number(const struct sroce_core_pd *pd);
+
+/* ---------------------------------------------------------------------- */
+/* Transport objects. Numeric values are ib_verbs encodings throughout:
+ * enum ib_qp_type, ib_qp_state, ib_qp_attr_mask bits, ib_mtu, IB_ACCESS_*,
+ * IB_CQ_* notify flags, ib_wc_status/ib_wc_opcode (in struct sroce_cqe),
+ * ib_wr_opcode (in struct sroce_wqe). owner is the glue's object (ib_cq,
+ * ib_qp, ib_srq), passed back in sroce_env_event.
+ *
+ * Rings (abi/sroce-abi.h: struct sroce_ring_header + entries) are allocated
+ * by the glue, zeroed, sized by sroce_core_ring_size, for user and kernel
+ * objects alike; the glue frees them after the core object is destroyed and
+ * the last mapping is gone. */
+
+/* Rounds `entries` up to a power of two (at least 1) and gives the ring's
+ * log2 size and bytes (header + entries, page-rounded). -EINVAL when
+ * entries is 0 or above max_entries. */
+int sroce_core_ring_size(unsigned int entries, unsigned int max_entries, unsigned int entry_size,
+			 unsigned int *log_size, unsigned long *bytes);
+
+/* Addressing of a path (RoCEv2 over IPv4 or IPv6), resolved by the glue. */
+struct sroce_core_path_info {
+	unsigned char ipv6;          /* 0: IPv4 in the last 4 bytes of src/dst */
+	unsigned char tclass;        /* IPv4 TOS / IPv6 traffic class */
+	unsigned char hop_limit;     /* IPv4 TTL / IPv6 hop limit */
+	unsigned char reserved;
+	unsigned int flow_label;
+	unsigned char src[16];       /* GID form: ::ffff:a.b.c.d for IPv4 */
+	unsigned char dst[16];
+};
+
+/* Completion queues. */
+struct sroce_core_cq_init {
+	void *owner;
+	void *ring;              /* sroce_core_ring_size(cqe, ..., sizeof(sroce_cqe)) */
+	unsigned int log_size;
+	int user;                /* consumer index is written by user space */
+};
+int sroce_core_cq_create(struct sroce_core_dev *dev, const struct sroce_core_cq_init *init,
+			 struct sroce_core_cq **out);
+void sroce_core_cq_destroy(struct sroce_core_cq *cq);
+/* flags: IB_CQ_SOLICITED (1) or IB_CQ_NEXT_COMP (2), | IB_CQ_REPORT_MISSED_EVENTS (4).
+ * Returns 1 when REPORT_MISSED_EVENTS is set and completions are pending. */
+int sroce_core_cq_req_notify(struct sroce_core_cq *cq, int flags);
+/* Kernel CQs: copies up to n CQEs out; returns how many. qp_owner[i]
+ * gets the owner of the QP of out[i], NULL if that QP is gone. */
+int sroce_core_cq_poll(struct sroce_core_cq *cq, struct sroce_cqe *out, void **qp_owner, int n);
+/* Moves the pending CQEs into a new ring; -EINVAL if they do not fit. */
+int sroce_core_cq_resize(struct sroce_core_cq *cq, void *ring, unsigned int log_size);
+
+/* Shared receive queues. */
+struct sroce_core_srq_init {
+	void *owner;
+	struct sroce_core_pd *pd;
+	void *ring;
+	unsigned int log_size;
+	unsigned int stride;     /* bytes per WQE: sroce_core_wqe_stride */
+	unsigned int max_sge;
+	unsigned int srq_limit;
+	int user;
+};
+/* WQE stride for max_sge SGEs or max_inline bytes: a power of two. */
+unsigned int sroce_core_wqe_stride(unsigned int max_sge, unsigned int max_inline);
+int sroce_core_srq_create(struct sroce_core_dev *dev, const struct sroce_core_srq_init *init,
+			  struct sroce_core_srq **out);
+void sroce_core_srq_destroy(struct sroce_core_srq *srq);
+/* Arms the limit event (IB_SRQ_LIMIT); 0 disarms. */
+int sroce_core_srq_set_limit(struct sroce_core_srq *srq, unsigned int limit);
+void sroce_core_srq_query(struct sroce_core_srq *srq, unsigned int *max_wr, unsigned int *max_sge,
+			  unsigned int *limit);
+unsigned int sroce_core_srq_number(const struct sroce_core_srq *srq);
+
+/* Queue pairs. */
+struct sroce_core_qp_init {
+	void *owner;
+	unsigned int qp_type;    /* enum ib_qp_type: GSI, RC, UC, UD (XRC later) */
+	unsigned int port;
+	struct sroce_core_pd *pd;
+	struct sroce_core_cq *send_cq;
+	struct sroce_core_cq *recv_cq;
+	struct sroce_core_srq *srq; /* NULL: the QP has its own RQ */
+	unsigned int max_send_sge;
+	unsigned int max_recv_sge;
+	unsigned int max_inline_data;
+	int sq_sig_all;
+	int user;
+	void *sq_ring;
+	unsigned int sq_log_size;
+	unsigned int sq_stride;
+	void *rq_ring;           /* NULL with an SRQ */
+	unsigned int rq_log_size;
+	unsigned int rq_stride;
+};
+int sroce_core_qp_create(struct sroce_core_dev *dev, const struct sroce_core_qp_init *init,
+			 struct sroce_core_qp **out);
+/* Moves the QP out of every table and stops its timers and work (may
+ * sleep); in-flight packets that still hold it finish harmlessly. */
+void sroce_core_qp_destroy(struct sroce_core_qp *qp);
+unsigned int sroce_core_qp_number(const struct sroce_core_qp *qp);
+
+/* The attributes of ib_qp_attr the core keeps. */
+struct sroce_core_qp_attr {
+	unsigned int qp_state;
+	unsigned int cur_qp_state;
+	unsigned int path_mtu;       /* enum ib_mtu */
+	unsigned int qkey;
+	unsigned int rq_psn;
+	unsigned int sq_psn;
+	unsigned int dest_qp_num;
+	unsigned int qp_access_flags;
+	unsigned int pkey_index;
+	unsigned int en_sqd_async_notify;
+	unsigned int sq_draining;
+	unsigned int max_rd_atomic;
+	unsigned int max_dest_rd_atomic;
+	unsigned int min_rnr_timer;
+	unsigned int timeout;
+	unsigned int retry_cnt;
+	unsigned int rnr_retry;
+	unsigned int port_num;
+	unsigned int max_send_wr;
+	unsigned int max_recv_wr;
+	unsigned int max_send_sge;
+	unsigned int max_recv_sge;
+	unsigned int max_inline_data;
+	/* IB_QP_AV: the resolved path; the core takes over the reference. */
+	struct sroce_env_path *path;
+	struct sroce_core_path_info path_info;
+	unsigned char sgid_index;
+	unsigned char reserved[3];
+};
+/* mask: enum ib_qp_attr_mask. Validates the transition and attributes as
+ * ib_modify_qp_is_ok does (-EINVAL). Moving to ERR flushes (completions
+ * with IB_WC_WR_FLUSH_ERR). On error the path reference is still dropped. */
+int sroce_core_qp_modify(struct sroce_core_qp *qp, const struct sroce_core_qp_attr *attr, int mask,
+			 struct sroce_env_batch *b);
+void sroce_core_qp_query(struct sroce_core_qp *qp, struct sroce_core_qp_attr *attr);
+
+/* User QPs: the provider wrote WQEs into the mapped SQ; run the requester. */
+void sroce_core_qp_doorbell(struct sroce_core_qp *qp, struct sroce_env_batch *b);
+/* Kernel QPs: post one WQE (with wqe->num_sge SGEs, or inline bytes in
+ * `data` of length inline_len when SROCE_WQE_INLINE). -ENOMEM when full,
+ * -EINVAL for a malformed WQE or a QP state that refuses it. */
+int sroce_core_qp_post_send(struct sroce_core_qp *qp, const struct sroce_wqe *wqe,
+			    const struct sroce_sge *sge, const void *data, unsigned int inline_len);
+int sroce_core_qp_post_recv(struct sroce_core_qp *qp, const struct sroce_wqe *wqe,
+			    const struct sroce_sge *sge);
+int sroce_core_srq_post_recv(struct sroce_core_srq *srq, const struct sroce_wqe *wqe,
+			     const struct sroce_sge *sge, struct sroce_env_batch *b);
+
+/* Address handles (UD and GSI); the core takes over the path reference. */
+int sroce_core_ah_create(struct sroce_core_pd *pd, struct sroce_env_path *path,
+			 const struct sroce_core_path_info *info, struct sroce_core_ah **out);
+void sroce_core_ah_destroy(struct sroce_core_ah *ah);
+/* The handle a UD WQE names (struct sroce_wqe.ud.ah_handle). */
+unsigned int sroce_core_ah_handle(const struct sroce_core_ah *ah);
+
+/* Memory regions. Pages are kernel virtual addresses of pinned pages of
+ * (1 << page_shift) bytes; the MR covers [iova, iova + length) starting
+ * at offset (iova & page mask) in pages[0]. A DMA MR (get_dma_mr) has no
+ * pages and addresses kernel virtual memory directly. */
+struct sroce_core_mr_init {
+	struct sroce_core_pd *pd;
+	unsigned long long iova;
+	unsigned long long length;
+	unsigned int access;         /* IB_ACCESS_* */
+	unsigned int page_shift;
+	unsigned long npages;
+	int dma;
+};
+/* Two phases: create allocates the page table, the glue fills it with
+ * sroce_core_mr_set_page, then enable makes the keys valid. */
+int sroce_core_mr_create(struct sroce_core_dev *dev, const struct sroce_core_mr_init *init,
+			 struct sroce_core_mr **out);
+void sroce_core_mr_set_page(struct sroce_core_mr *mr, unsigned long index, void *kva);
+void sroce_core_mr_enable(struct sroce_core_mr *mr);
+void sroce_core_mr_destroy(struct sroce_core_mr *mr);
+unsigned int sroce_core_mr_lkey(const struct sroce_core_mr *mr);
+unsigned int sroce_core_mr_rkey(const struct sroce_core_mr *mr);
+
+/* Receive: one packet starting at its IP header, after UDP demux to port
+ * 4791. The core consumes pkt. */
+void sroce_core_rx(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
+
+/* Object counts, for leak checks (debugfs). */
+struct sroce_core_counts {
+	unsigned long long qps;
+	unsigned long long cqs;
+	unsigned long long srqs;
+	unsigned long long mrs;
+	unsigned long long ahs;
+	unsigned long long pinned_pages;
+	unsigned long long pkts_in_flight; /* allocated by the core, not yet sent or freed */
+};
+void sroce_core_dev_counts(struct sroce_core_dev *dev, struct sroce_core_counts *c);
 
 #ifdef __cplusplus
 }

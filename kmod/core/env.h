@@ -49,6 +49,81 @@ void sroce_env_log(int level, const char *fmt, ...) __attribute__((format(printf
  * WARNs once per call site; the host aborts the test. */
 void sroce_env_warn(const char *file, int line, const char *what);
 
+
+/* ---------------------------------------------------------------------- */
+/* Data path services (transport). See Documentation/transport.md.
+ *
+ * Every core entry point that can send packets or raise events takes a
+ * batch from its caller. The core never transmits or calls an event handler
+ * itself: it queues packets and events on the batch under its own locks,
+ * and the caller flushes the batch after the core call has returned, with
+ * no core lock held. The glue flushes inside an RCU read-side section, so a
+ * destroy that waits for RCU after the core object is dead knows no event
+ * for it is still on its way. */
+struct sroce_env_batch;
+
+/* A packet buffer (an skb in the kernel). Offsets count from the first byte
+ * of the IP header. */
+struct sroce_env_pkt;
+
+/* A cached route to a peer: the glue's resolved dst/neighbour plus the L3
+ * addressing the core writes into headers (struct sroce_core_path_info in
+ * core.h). Reference-counted by the glue; the core drops its reference with
+ * sroce_env_path_put. */
+struct sroce_env_path;
+void sroce_env_path_put(struct sroce_env_path *path);
+
+/* Allocates a packet with `len` writable linear bytes for the IP header
+ * onwards (link-layer headroom is the glue's business). *data receives the
+ * buffer. Usable in atomic context; NULL when out of memory. */
+struct sroce_env_pkt *sroce_env_pkt_alloc(struct sroce_env_path *path, unsigned int len,
+					  unsigned char **data);
+void sroce_env_pkt_free(struct sroce_env_pkt *pkt);
+/* Hands pkt to the batch for transmission on path when the batch is
+ * flushed. Consumes pkt and takes its own route reference. */
+void sroce_env_pkt_send(struct sroce_env_batch *b, struct sroce_env_path *path,
+			struct sroce_env_pkt *pkt);
+/* A received packet: its length and its linear head (at least the first
+ * *linear bytes are readable at the returned pointer; may be fewer than the
+ * total). */
+const unsigned char *sroce_env_pkt_head(const struct sroce_env_pkt *pkt, unsigned int *linear,
+					unsigned int *total);
+/* Copies [off, off + len) of a packet, across fragments; -EFAULT if out of
+ * range. */
+int sroce_env_pkt_read(const struct sroce_env_pkt *pkt, unsigned int off, void *dst,
+		       unsigned int len);
+/* crc32_le (same convention as sroce_env_crc32_le) continued over
+ * [off, off + len) of a packet, across fragments. */
+unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int off,
+				 unsigned int len, unsigned int crc);
+
+/* Raises an event when the batch is flushed. owner is the opaque pointer
+ * the glue gave when it created the object (ib_cq, ib_qp, ib_srq). kind is
+ * SROCE_ENV_EVENT_COMP (the CQ's completion handler) or an enum
+ * ib_event_type value (IB_EVENT_CQ_ERR, IB_EVENT_QP_FATAL, ...). */
+#define SROCE_ENV_EVENT_COMP (-1)
+void sroce_env_event(struct sroce_env_batch *b, void *owner, int kind);
+
+/* One-shot timers. The callback runs in atomic context with a fresh batch
+ * that the glue flushes after it returns. arm() re-arms a pending timer.
+ * cancel() waits for a running callback (process context only). */
+struct sroce_env_timer;
+typedef void (*sroce_env_callback)(void *arg, struct sroce_env_batch *b);
+struct sroce_env_timer *sroce_env_timer_create(sroce_env_callback fn, void *arg);
+void sroce_env_timer_arm(struct sroce_env_timer *t, unsigned long long delay_ns);
+void sroce_env_timer_cancel(struct sroce_env_timer *t);
+void sroce_env_timer_destroy(struct sroce_env_timer *t); /* cancels first */
+
+/* Deferred work: fn runs once, soon, in process context, with a fresh
+ * batch. Queueing work that is already pending is a no-op; queueing it
+ * while it runs makes it run once more. Used for kernel-consumer posts
+ * (which may come in atomic context) and for long requester runs. */
+struct sroce_env_work;
+struct sroce_env_work *sroce_env_work_create(sroce_env_callback fn, void *arg);
+void sroce_env_work_queue(struct sroce_env_work *w);
+void sroce_env_work_cancel(struct sroce_env_work *w); /* waits; process context */
+void sroce_env_work_destroy(struct sroce_env_work *w); /* cancels first */
+
 #ifdef __cplusplus
 }
 #endif
