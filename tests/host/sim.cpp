@@ -182,17 +182,26 @@ sroce_env_pkt *Engine::fragment(sroce_env_pkt *pkt, unsigned int linear) {
 
 void Engine::deliver(const Item &it) {
 	Node &n = nodes[size_t(it.to)];
-	totals.delivered++;
-	link(it.from, it.to).c.delivered++;
-	uint64_t h = 0;
+	// FNV-1a of the bytes (not a CRC: packets that end in their own CRC
+	// would all leave the same residue).
+	uint64_t h = 0xcbf29ce484222325ull;
 	for (const auto &f : it.pkt->frags)
-		h = sroce_env_crc32_le(uint32_t(h), f.data, f.len);
+		for (unsigned int i = 0; i < f.len; i++)
+			h = (h ^ f.data[i]) * 0x100000001b3ull;
 	mix(now);
 	mix(uint64_t(it.from) << 32 | uint64_t(it.to));
-	mix(h << 32 | it.pkt->len);
+	mix(h);
 	if (print_trace)
-		fprintf(stderr, "sim %llu: deliver %d->%d len %u crc %08x\n", (unsigned long long)now,
-			it.from, it.to, it.pkt->len, unsigned(h));
+		fprintf(stderr, "sim %llu: deliver %d->%d len %u hash %016llx\n", (unsigned long long)now,
+			it.from, it.to, it.pkt->len, (unsigned long long)h);
+	if (!n.dev && !n.hook) { // removed
+		totals.dropped++;
+		link(it.from, it.to).c.dropped++;
+		sroce_env_pkt_free(it.pkt);
+		return;
+	}
+	totals.delivered++;
+	link(it.from, it.to).c.delivered++;
 	sroce_env_pkt *pkt = n.rx_linear ? fragment(it.pkt, n.rx_linear) : it.pkt;
 	// Receive runs in softirq: atomic context.
 	with_batch(true, [&](sroce_env_batch *b) {
@@ -306,6 +315,20 @@ Path Sim::path(int from, int to, bool ipv6) {
 
 void Sim::set_rx_hook(int n, RxHook hook) { node(*e_, n).hook = std::move(hook); }
 void Sim::set_rx_linear(int n, unsigned int bytes) { node(*e_, n).rx_linear = bytes; }
+
+void Sim::remove_node(int n) {
+	detail::Node &nd = node(*e_, n);
+	sroce_core_dev_destroy(nd.dev);
+	nd.dev = nullptr;
+}
+
+void Sim::inject(int from, int to, const void *data, unsigned int len) {
+	node(*e_, from);
+	node(*e_, to);
+	sroce_env_pkt *pkt = detail::pkt_new({len});
+	memcpy(pkt->frags[0].data, data, len);
+	e_->transmit(from, to, pkt);
+}
 
 void Sim::set_link(int from, int to, const LinkConfig &c) { e_->link(from, to).cfg = c; }
 

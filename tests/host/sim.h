@@ -33,7 +33,7 @@ struct LinkConfig {
 
 struct Counters {
 	uint64_t sent = 0;       // packets flushed onto the wire
-	uint64_t dropped = 0;    // lost (loss, filter, no receiving node)
+	uint64_t dropped = 0;    // lost (loss, filter) or for a removed node
 	uint64_t duplicated = 0;
 	uint64_t reordered = 0;
 	uint64_t corrupted = 0;
@@ -96,6 +96,12 @@ public:
 	// Received packets get only `bytes` linear bytes, the rest in random
 	// fragments; 0: fully linear (default).
 	void set_rx_linear(int node, unsigned int bytes);
+	// Destroys the node's device now; packets still addressed to it are
+	// dropped (unless it has an rx hook).
+	void remove_node(int node);
+	// Puts raw bytes (from the IP header) on the wire from -> to, as if
+	// `from` had sent them: for hostile or hand-made packets.
+	void inject(int from, int to, const void *data, unsigned int len);
 
 	// The wire.
 	void set_link(int from, int to, const LinkConfig &c);

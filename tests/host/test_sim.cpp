@@ -146,7 +146,7 @@ TEST_CASE("received packets can be fully linear or fragmented after a short head
 	CHECK(env_host::live_allocations() == base);
 }
 
-TEST_CASE("a fresh packet is poisoned, and its allocation can fail", "[sim][pkt]") {
+TEST_CASE("a fresh packet is poisoned and its allocation can fail", "[sim][pkt]") {
 	env_host::clear();
 	long base = env_host::live_allocations();
 	unsigned char *d = nullptr;
@@ -161,7 +161,7 @@ TEST_CASE("a fresh packet is poisoned, and its allocation can fail", "[sim][pkt]
 	CHECK(env_host::live_allocations() == base);
 }
 
-TEST_CASE("a batch goes out after the call, packets then events, in order", "[sim][batch]") {
+TEST_CASE("a batch goes out after the call: packets then events in order", "[sim][batch]") {
 	env_host::clear();
 	Pair t(sim::seed_from_env(2));
 	INFO("seed " << t.s.seed());
@@ -269,7 +269,7 @@ TEST_CASE("timers fire in expiry order on the virtual clock; re-arm and cancel",
 	CHECK(env_host::live_allocations() == base);
 }
 
-TEST_CASE("work runs once per queueing, again if queued while running", "[sim][work]") {
+TEST_CASE("work runs once per queueing and again if queued while running", "[sim][work]") {
 	env_host::clear();
 	long base = env_host::live_allocations();
 	{
@@ -426,7 +426,7 @@ TEST_CASE("a clean link is in order and keeps latency and bandwidth", "[sim][wir
 	CHECK(t.s.counters().dropped == 0);
 }
 
-TEST_CASE("the filter drops chosen packets, the tap sees every fate", "[sim][wire]") {
+TEST_CASE("the filter drops chosen packets and the tap sees every fate", "[sim][wire]") {
 	Pair t(sim::seed_from_env(8));
 	std::vector<std::pair<uint32_t, bool>> seen;
 	t.s.set_filter([](const sim::WirePacket &w) {
@@ -573,6 +573,40 @@ TEST_CASE("nodes are core devices with IPv4-mapped or IPv6 GIDs", "[sim][node]")
 		s.call([&](sroce_env_batch *bt) { send_numbered(bt, q, 1); });
 		sroce_env_path_put(q.path);
 		CHECK_FALSE(s.idle());
+	}
+	CHECK(env_host::warnings() == 0);
+	CHECK(env_host::live_allocations() == base);
+}
+
+TEST_CASE("injected bytes reach the node; a removed node's packets are dropped", "[sim][node]") {
+	env_host::clear();
+	long base = env_host::live_allocations();
+	{
+		sim::Sim s(sim::seed_from_env(11));
+		int a = s.add_node(), b = s.add_node(), c = s.add_node();
+		std::vector<unsigned char> got;
+		s.set_rx_hook(b, [&](sroce_env_pkt *pkt, sroce_env_batch *) {
+			unsigned int lin, total;
+			sroce_env_pkt_head(pkt, &lin, &total);
+			got.resize(total);
+			REQUIRE(sroce_env_pkt_read(pkt, 0, got.data(), total) == 0);
+			sroce_env_pkt_free(pkt);
+		});
+		int tapped = 0;
+		s.set_tap([&](const sim::WirePacket &) { tapped++; });
+		const unsigned char hostile[3] = {0x45, 0xff, 0x00};
+		s.inject(a, b, hostile, sizeof(hostile));
+		s.run_for(10000);
+		CHECK(got == std::vector<unsigned char>(hostile, hostile + 3));
+		CHECK(tapped == 1);
+
+		s.remove_node(c);
+		CHECK(s.dev(c) == nullptr);
+		s.inject(a, c, hostile, sizeof(hostile));
+		s.run_for(10000);
+		CHECK(s.link_counters(a, c).dropped == 1);
+		CHECK(s.link_counters(a, c).delivered == 0);
+		CHECK(s.counters().delivered == 1);
 	}
 	CHECK(env_host::warnings() == 0);
 	CHECK(env_host::live_allocations() == base);
