@@ -94,7 +94,7 @@ public:
 	// nullptr restores the default.
 	void set_rx_hook(int node, RxHook hook);
 	// Received packets get only `bytes` linear bytes, the rest in random
-	// fragments; 0: fully linear (default).
+	// fragments; 0: fully linear (default, or SROCE_SIM_RX_LINEAR).
 	void set_rx_linear(int node, unsigned int bytes);
 	// Destroys the node's device now; packets still addressed to it are
 	// dropped (unless it has an rx hook).
