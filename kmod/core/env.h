@@ -49,6 +49,10 @@ void sroce_env_log(int level, const char *fmt, ...) __attribute__((format(printf
  * WARNs once per call site; the host aborts the test. */
 void sroce_env_warn(const char *file, int line, const char *what);
 
+/* CRC-32 exactly as the kernel's crc32_le: reflected IEEE polynomial
+ * (0xEDB88320), no inversion inside; the ICRC seeds and inverts itself. */
+unsigned int sroce_env_crc32_le(unsigned int crc, const void *p, unsigned long len);
+
 #ifdef __cplusplus
 }
 #endif

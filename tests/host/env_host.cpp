@@ -2,6 +2,8 @@
 // that let tests inject allocation failures and see leaks, logs and warnings.
 #include "env_host.h"
 
+#include "crc32_sw.h"
+
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -100,6 +102,10 @@ void sroce_env_log(int level, const char *fmt, ...) {
 void sroce_env_warn(const char *file, int line, const char *what) {
 	g_warnings++;
 	std::fprintf(stderr, "sroce core warning: %s:%d: %s\n", file, line, what);
+}
+
+unsigned int sroce_env_crc32_le(unsigned int crc, const void *p, unsigned long len) {
+	return crc32_sw::crc32_le(crc, p, len);
 }
 
 } // extern "C"
