@@ -3,7 +3,8 @@
 // The data path (time, packets, timers, work) is the simulator: sim_env.cpp.
 #include "env_host.h"
 
-#include <array>
+#include "crc32_sw.h"
+
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -113,23 +114,8 @@ void sroce_env_warn(const char *file, int line, const char *what) {
 	std::fprintf(stderr, "sroce core warning: %s:%d: %s\n", file, line, what);
 }
 
-// Table-driven crc32_le with the kernel's semantics: reflected polynomial
-// 0xEDB88320, no inversion inside (callers seed with ~0 and invert).
 unsigned int sroce_env_crc32_le(unsigned int crc, const void *p, unsigned long len) {
-	static const auto table = [] {
-		std::array<unsigned int, 256> t{};
-		for (unsigned int i = 0; i < 256; i++) {
-			unsigned int c = i;
-			for (int k = 0; k < 8; k++)
-				c = (c >> 1) ^ (c & 1 ? 0xEDB88320u : 0);
-			t[i] = c;
-		}
-		return t;
-	}();
-	const unsigned char *b = static_cast<const unsigned char *>(p);
-	for (unsigned long i = 0; i < len; i++)
-		crc = (crc >> 8) ^ table[(crc ^ b[i]) & 0xff];
-	return crc;
+	return crc32_sw::crc32_le(crc, p, len);
 }
 
 } // extern "C"
