@@ -26,6 +26,7 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	TRY(port_lock_.init());
 	// PD number 0 is never handed out, so 0 can mean "none" in the ABI.
 	TRY(pd_ids_.init(1, param::max_pd));
+	TRY(keys_.init(param::max_mr));
 	node_guid_ = guid_from_mac(init.mac);
 	generation_ = sroce_env_now_ns();
 	port_.init(init.netdev_up, init.netdev_mtu);
@@ -59,12 +60,28 @@ void Device::query(sroce_core_dev_attr *a) const {
 	a->max_cq = lim(av::cq, param::max_cq);
 	a->max_cqe = lim(av::cq, param::max_cqe);
 	a->max_mr = lim(av::mr, param::max_mr);
-	a->max_fast_reg_page_list_len = lim(av::mr, param::max_fast_reg_page_list_len);
+	a->max_fast_reg_page_list_len = lim(av::fast_reg, param::max_fast_reg_page_list_len);
 	a->max_mw = lim(av::mw, param::max_mw);
 	a->max_srq = lim(av::srq, param::max_srq);
 	a->max_srq_wr = lim(av::srq, param::max_srq_wr);
 	a->max_srq_sge = lim(av::srq, param::max_srq_sge);
 	a->max_ah = lim(av::ah, param::max_ah);
+}
+
+void Device::counts(sroce_core_counts *c) const {
+	*c = {};
+	c->mrs = mrs_.load(ktl::MemoryOrder::relaxed);
+	c->pinned_pages = pinned_pages_.load(ktl::MemoryOrder::relaxed);
+}
+
+void Device::count_mr(u64 npages, bool add) {
+	if (add) {
+		mrs_.fetch_add(1, ktl::MemoryOrder::relaxed);
+		pinned_pages_.fetch_add(npages, ktl::MemoryOrder::relaxed);
+		return;
+	}
+	KTL_WARN_ON(mrs_.fetch_sub(1, ktl::MemoryOrder::relaxed) == 0);
+	KTL_WARN_ON(pinned_pages_.fetch_sub(npages, ktl::MemoryOrder::relaxed) < npages);
 }
 
 void Device::query_port(sroce_core_port_attr *attr) {

@@ -3,6 +3,7 @@
 #pragma once
 #include "core.h"
 #include "id_alloc.h"
+#include "key_table.h"
 #include "ktl/atomic.h"
 #include "ktl/lock.h"
 #include "ktl/refptr.h"
@@ -24,6 +25,12 @@ public:
 	u64 node_guid() const { return node_guid_; }
 	u64 generation() const { return generation_; }
 	IdAllocator &pd_ids() { return pd_ids_; }
+	MemoryKeyTable &keys() { return keys_; }
+
+	// Object counts for leak checks (sroce_core_dev_counts).
+	void counts(sroce_core_counts *c) const;
+	// An MR with npages pinned pages came (true) or went (false).
+	void count_mr(u64 npages, bool add);
 
 	// Bounded count of user contexts; false when at the limit.
 	bool get_ucontext_slot();
@@ -42,7 +49,10 @@ private:
 	ktl::SpinLock port_lock_;
 	Port port_; // guarded by port_lock_
 	IdAllocator pd_ids_;
+	MemoryKeyTable keys_;
 	ktl::Atomic<u32> ucontexts_;
+	ktl::Atomic<u64> mrs_;
+	ktl::Atomic<u64> pinned_pages_;
 };
 
 } // namespace sroce

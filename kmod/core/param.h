@@ -22,7 +22,6 @@ constexpr u32 max_cq = 1u << 16;
 constexpr u32 max_cqe = (1u << 16) - 1;
 constexpr u32 max_mr = 1u << 16;
 constexpr u32 max_mw = 1u << 16;
-constexpr u64 max_mr_size = ~0ull;
 constexpr u32 max_srq = 1u << 12;
 constexpr u32 max_srq_wr = 1u << 14;
 constexpr u32 max_srq_sge = 27;
@@ -42,8 +41,13 @@ constexpr u32 max_msg_sz = 1u << 31;
 // MTU is the largest one such that a full packet fits the netdev MTU.
 constexpr u32 max_header_len = 80;
 
-// Device page size for MRs (4 KiB).
+// Device page size for MRs (4 KiB), and the largest page an MR's page list
+// may use.
 constexpr u32 page_shift = 12;
+constexpr u32 max_page_shift = 30;
+// 256 GiB: the page table of the largest MR (2^26 pointers, 512 MiB) stays
+// below what kvmalloc accepts without a warning (INT_MAX).
+constexpr u64 max_mr_size = 1ull << 38;
 
 // Which object kinds exist yet. query_device reports 0 for the limits of a
 // kind that does not, so it never promises what create_* would refuse. Each
@@ -51,7 +55,8 @@ constexpr u32 page_shift = 12;
 namespace available {
 constexpr bool qp = false;
 constexpr bool cq = false;
-constexpr bool mr = false;
+constexpr bool mr = true;
+constexpr bool fast_reg = false; // IB_WR_REG_MR page lists (alloc_mr)
 constexpr bool mw = false;
 constexpr bool srq = false;
 constexpr bool ah = false;
