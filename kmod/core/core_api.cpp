@@ -92,6 +92,6 @@ unsigned int sroce_core_mr_lkey(const sroce_core_mr *mr) { return from(mr)->lkey
 
 unsigned int sroce_core_mr_rkey(const sroce_core_mr *mr) { return from(mr)->rkey(); }
 
-void sroce_core_dev_counts(sroce_core_dev *dev, sroce_core_counts *c) { from(dev)->counts(c); }
+void sroce_core_dev_counts(sroce_core_dev *dev, sroce_core_counts *c) { from(dev)->fill_counts(c); }
 
 } // extern "C"
