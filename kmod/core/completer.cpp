@@ -2,6 +2,7 @@
 // ACKs complete SEND/WRITE WQEs, READ responses and ATOMIC ACKs carry
 // data into the local SGEs, NAKs rewind or fail, and the retry timer
 // resends what was not acknowledged.
+#include "ktl/byteorder.h"
 #include "param.h"
 #include "qp.h"
 #include "sge.h"
@@ -50,8 +51,10 @@ void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
 			break; // an ACK for the middle of a multi-packet message
 		w.done = true;
 	}
-	if (psn_diff(psn_add(psn, 1), unacked_psn_) > 0)
+	if (psn_diff(psn_add(psn, 1), unacked_psn_) > 0) {
 		unacked_psn_ = psn_add(psn, 1);
+		progress_locked();
+	}
 	complete_done_locked(b);
 }
 
@@ -135,7 +138,6 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_) >= 0)
 		return;
 	if (pi.flags & ib::op_aeth && !pi.hdr.aeth.is_ack() && !(pi.flags & (ib::op_read | ib::op_atomic))) {
-		progress_locked();
 		on_nak_locked(pi, b);
 		requester_run_locked(b);
 		return;
@@ -174,10 +176,7 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 		progress_locked();
 		complete_done_locked(b);
 	} else {
-		u32 before = unacked_psn_;
 		on_ack_psn_locked(psn, b);
-		if (unacked_psn_ != before)
-			progress_locked();
 	}
 	restart_retry_timer_locked();
 	requester_run_locked(b);

@@ -13,6 +13,7 @@
 #include "ib_enums.h"
 #include "ktl/list.h"
 #include "packet.h"
+#include "param.h"
 #include "pd.h"
 #include "ring.h"
 #include "srq.h"
@@ -249,7 +250,7 @@ private:
 	bool recv_valid_ = false;    // recv_ holds a receive WQE for this message
 	RecvWqe recv_;
 	u32 recv_offset_ = 0;        // bytes placed of the current message
-	u8 msg_op_ = 0;              // opcode kind of the message in progress
+	u32 msg_op_ = 0;             // op_send or op_write: the message in progress
 	u64 write_va_ = 0;           // RDMA WRITE in progress
 	u32 write_rkey_ = 0;
 	u32 write_len_ = 0;

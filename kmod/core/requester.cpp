@@ -2,6 +2,7 @@
 // them into request packets (IBTA 9.4), within the PSN window, the
 // max_rd_atomic limit and a per-run budget; the rest continues from work or
 // when ACKs open the window.
+#include "ktl/byteorder.h"
 #include "param.h"
 #include "qp.h"
 #include "sge.h"
