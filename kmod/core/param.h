@@ -14,6 +14,9 @@ constexpr u64 fw_ver = 0x0001000000000000ull; // 1.0.0
 constexpr u32 max_pd = 1u << 16;
 constexpr u32 max_ucontext = 1u << 12;
 constexpr u32 max_qp = 1u << 16;
+constexpr u32 first_qpn = 16; // below: reserved (0 SMI, 1 GSI)
+constexpr u32 gsi_qpn = 1;
+constexpr u32 gsi_qkey = 0x80010000;
 constexpr u32 max_qp_wr = 1u << 14;
 constexpr u32 max_sge = 32;
 constexpr u32 max_sge_rd = 32;
@@ -40,6 +43,13 @@ constexpr u32 max_msg_sz = 1u << 31;
 // header) + UDP + BTH + the largest extension headers + ICRC. The active IB
 // MTU is the largest one such that a full packet fits the netdev MTU.
 constexpr u32 max_header_len = 80;
+
+// Transport.
+constexpr u32 max_unacked_pkts = 256; // requester window, packets
+constexpr u32 ack_req_every = 32;     // AckReq at least every N packets
+constexpr u32 tx_budget = 64;         // packets per run before deferring to work
+constexpr u32 read_resp_budget = 64;  // READ response packets per run
+constexpr u64 rnr_wait_floor_ns = 10000;
 
 // Device page size for MRs (4 KiB), and the largest page an MR's page list
 // may use.
