@@ -99,6 +99,7 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	mutex_lock(&sroce_devices_lock);
 	list_del_init(&sdev->list); /* no-op if never claimed */
 	mutex_unlock(&sroce_devices_lock);
+	sroce_debugfs_remove_dev(sdev);
 	sroce_core_dev_destroy(sdev->core);
 	sdev->core = NULL;
 	if (sdev->sn)
@@ -145,6 +146,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
 	/* From here every failure ends in ib_dealloc_device -> dealloc. */
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_mr_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_unsupported_ops);
 
 	/* Claim the netdev before registering, so that two concurrent adds

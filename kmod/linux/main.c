@@ -43,17 +43,25 @@ static int __init sroce_init(void)
 {
 	int err;
 
-	err = sroce_net_init();
+	err = sroce_mr_init();
 	if (err)
 		return err;
+	err = sroce_net_init();
+	if (err)
+		goto err_mr;
 	err = register_netdevice_notifier(&sroce_netdev_notifier);
-	if (err) {
-		sroce_net_exit();
-		return err;
-	}
+	if (err)
+		goto err_net;
+	sroce_debugfs_init();
 	rdma_link_register(&sroce_link_ops);
 	pr_info("sroce: loaded (ABI %u)\n", SROCE_ABI_VERSION);
 	return 0;
+
+err_net:
+	sroce_net_exit();
+err_mr:
+	sroce_mr_exit();
+	return err;
 }
 
 static void __exit sroce_exit(void)
@@ -64,6 +72,8 @@ static void __exit sroce_exit(void)
 	sroce_dev_remove_all();
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_net_exit();
+	sroce_debugfs_exit();
+	sroce_mr_exit(); /* unpinning deferred by in-flight packets */
 	pr_info("sroce: unloaded\n");
 }
 

@@ -25,6 +25,7 @@ struct sroce_dev {
 	struct sroce_net *sn;          /* the namespace's sockets, one reference */
 	struct list_head list;         /* sroce_devices, under sroce_devices_lock */
 	struct work_struct unregister_work; /* netdev unregister, see net.c */
+	struct dentry *debugfs;        /* debugfs.c */
 	char parent[IFNAMSIZ];
 };
 
@@ -70,9 +71,20 @@ void sroce_dev_netdev_event(struct sroce_dev *sdev, unsigned long event);
 void sroce_dev_sync_port(struct sroce_dev *sdev);
 void sroce_dev_dealloc(struct ib_device *ibdev);
 
-/* verbs.c, unsupported.c */
+/* verbs.c, unsupported.c (mr.c: below) */
 extern const struct ib_device_ops sroce_dev_ops;
 extern const struct ib_device_ops sroce_unsupported_ops;
+
+/* mr.c */
+extern const struct ib_device_ops sroce_mr_ops;
+int sroce_mr_init(void);
+void sroce_mr_exit(void);
+
+/* debugfs.c */
+void sroce_debugfs_init(void);
+void sroce_debugfs_exit(void);
+void sroce_debugfs_add_dev(struct sroce_dev *sdev);
+void sroce_debugfs_remove_dev(struct sroce_dev *sdev);
 
 /* net.c */
 int sroce_net_init(void);
