@@ -151,9 +151,8 @@ int resolve_rdma_netdev(const std::string &dev, RdmaNetdev *out, std::string *er
 			}
 		}
 	}
-	if (home >= 0) { // back home
-		if (setns(home, CLONE_NEWNET) != 0)
-			rc = -errno;
+	if (home >= 0) { // back home; if that fails, the error below still stands
+		(void)!setns(home, CLONE_NEWNET);
 		close(home);
 	}
 	*err = seen_dev ? "RDMA device " + dev + " has no netdev in any reachable namespace"

@@ -44,8 +44,9 @@ c.recv(16)
 c.close()
 PY
 ps=$!
-sleep 1
-timeout 8 ibv_rc_pingpong -d rxe0 -g "$gid" -n 1 10.0.1.2 >"$work/pp.txt" 2>&1
+# Python starts slowly under TCG: connect only once it listens.
+check "stand-in server listening" wait_until 30 sh -c "ip netns exec h2 ss -Htln | grep -q ':18515 '"
+timeout 10 ibv_rc_pingpong -d rxe0 -g "$gid" -n 1 10.0.1.2 >"$work/pp.txt" 2>&1
 log "  pingpong client (expected to fail: no QP behind the server): $(tail -1 "$work/pp.txt")"
 wait $ps 2>/dev/null
 sleep 2
