@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * verbs.c - the control-path verbs of the provider: queries and protection
- * domains. Each is one uverbs command; the fast paths arrive with queues.
+ * domains (memory regions: mr.c). Each is one uverbs command; the fast
+ * paths arrive with queues.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -70,7 +71,9 @@ static int sroce_dealloc_pd(struct ibv_pd *ibpd)
 const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.dealloc_pd = sroce_dealloc_pd,
+	.dereg_mr = sroce_dereg_mr,
 	.free_context = sroce_free_context,
 	.query_device_ex = sroce_query_device_ex,
 	.query_port = sroce_query_port,
+	.reg_mr = sroce_reg_mr,
 };

@@ -34,8 +34,8 @@ static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 	seq_printf(m, "mrs %llu\n", c.mrs);
 	seq_printf(m, "ahs %llu\n", c.ahs);
 	seq_printf(m, "pinned_pages %llu\n", c.pinned_pages);
-	seq_printf(m, "core_pkts_in_flight %llu\n", c.pkts_in_flight);
-	seq_printf(m, "pkts_in_flight %ld\n", atomic_long_read(&g->pkts_in_flight));
+	seq_printf(m, "pkts_in_flight %llu\n", c.pkts_in_flight);
+	seq_printf(m, "glue_pkts_in_flight %ld\n", atomic_long_read(&g->pkts_in_flight));
 	seq_printf(m, "paths %ld\n", atomic_long_read(&g->paths));
 	seq_printf(m, "tx_pkts %ld\n", atomic_long_read(&g->tx_pkts));
 	seq_printf(m, "tx_no_route %ld\n", atomic_long_read(&g->tx_no_route));
@@ -49,7 +49,7 @@ DEFINE_SHOW_ATTRIBUTE(sroce_dev_counts);
 void sroce_debugfs_init(void)
 {
 	sroce_debugfs_root = debugfs_create_dir("sroce", NULL);
-	debugfs_create_file("counts", 0400, sroce_debugfs_root, NULL, &sroce_module_counts_fops);
+	debugfs_create_file("counts", 0444, sroce_debugfs_root, NULL, &sroce_module_counts_fops);
 	sroce_selftest_init(sroce_debugfs_root);
 }
 
@@ -64,7 +64,7 @@ void sroce_debugfs_add_dev(struct sroce_dev *sdev)
 {
 	sdev->debugfs = debugfs_create_dir(dev_name(&sdev->ibdev.dev), sroce_debugfs_root);
 	/* debugfs' proxy makes removal wait for a read in progress. */
-	debugfs_create_file("counts", 0400, sdev->debugfs, sdev, &sroce_dev_counts_fops);
+	debugfs_create_file("counts", 0444, sdev->debugfs, sdev, &sroce_dev_counts_fops);
 	sroce_selftest_add_dev(sdev);
 }
 

@@ -44,9 +44,13 @@ static int __init sroce_init(void)
 {
 	int err;
 
+	err = sroce_mr_init();
+	if (err)
+		return err;
 	sroce_dp_wq = alloc_workqueue("sroce_dp", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	err = -ENOMEM;
 	if (!sroce_dp_wq)
-		return -ENOMEM;
+		goto err_wq;
 	sroce_debugfs_init();
 	err = sroce_net_init();
 	if (err)
@@ -63,6 +67,8 @@ err_notifier:
 err_net:
 	sroce_debugfs_exit();
 	destroy_workqueue(sroce_dp_wq);
+err_wq:
+	sroce_mr_exit();
 	return err;
 }
 
@@ -77,6 +83,7 @@ static void __exit sroce_exit(void)
 	sroce_debugfs_exit();
 	/* The core destroyed every timer and work item with its objects. */
 	destroy_workqueue(sroce_dp_wq);
+	sroce_mr_exit(); /* unpinning deferred by in-flight packets */
 	pr_info("sroce: unloaded\n");
 }
 

@@ -87,9 +87,20 @@ void sroce_dev_netdev_event(struct sroce_dev *sdev, unsigned long event);
 void sroce_dev_sync_port(struct sroce_dev *sdev);
 void sroce_dev_dealloc(struct ib_device *ibdev);
 
-/* verbs.c, unsupported.c */
+/* verbs.c, unsupported.c (mr.c: below) */
 extern const struct ib_device_ops sroce_dev_ops;
 extern const struct ib_device_ops sroce_unsupported_ops;
+
+/* mr.c */
+extern const struct ib_device_ops sroce_mr_ops;
+int sroce_mr_init(void);
+void sroce_mr_exit(void);
+
+/* debugfs.c */
+void sroce_debugfs_init(void);
+void sroce_debugfs_exit(void);
+void sroce_debugfs_add_dev(struct sroce_dev *sdev);
+void sroce_debugfs_remove_dev(struct sroce_dev *sdev);
 
 /* net.c */
 int sroce_net_init(void);
@@ -164,11 +175,6 @@ struct dst_entry *sroce_path_dst(struct sroce_env_path *path, struct net **net);
 /* timer.c: sroce_env_timer_* and sroce_env_work_* over this workqueue. */
 extern struct workqueue_struct *sroce_dp_wq;
 
-/* debugfs.c */
-void sroce_debugfs_init(void);
-void sroce_debugfs_exit(void);
-void sroce_debugfs_add_dev(struct sroce_dev *sdev);
-void sroce_debugfs_remove_dev(struct sroce_dev *sdev);
 extern atomic_long_t sroce_rx_no_dev; /* net.c: no sroce device for the receiving netdev */
 
 /* selftest.c: debugfs hooks that exist only with the selftest parameter. */

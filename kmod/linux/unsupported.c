@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * unsupported.c - verbs that ib_core requires every device to have but that
- * sroce does not implement yet (queues, CQs and MRs arrive with the reliable
+ * sroce does not implement yet (queues and CQs arrive with the reliable
  * transport). Each fails with EOPNOTSUPP, which kernel users and uverbs pass
  * on as "operation not supported": nothing is half-done.
  */
@@ -66,34 +66,15 @@ static int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags
 	return -EOPNOTSUPP;
 }
 
-static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 virt,
-				       int access, struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	return 0; /* never created */
-}
-
 const struct ib_device_ops sroce_unsupported_ops = {
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
-	.dereg_mr = sroce_dereg_mr,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
-	.get_dma_mr = sroce_get_dma_mr,
 	.modify_qp = sroce_modify_qp,
 	.poll_cq = sroce_poll_cq,
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,
-	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 
 	/* ib_core allocates these objects before calling create_*. */

@@ -93,7 +93,9 @@ TEST_CASE("query_device reports the limits the tables enforce", "[core][device]"
 	// Objects that do not exist yet are not promised.
 	CHECK(a.max_qp == 0);
 	CHECK(a.max_cq == 0);
-	CHECK(a.max_mr == 0);
+	CHECK(a.max_mr == 65536);
+	CHECK(a.max_mr_size == 1ull << 38);
+	CHECK(a.max_fast_reg_page_list_len == 0); // no IB_WR_REG_MR yet
 	CHECK(a.max_srq == 0);
 	CHECK(a.node_guid != 0);
 	CHECK(a.sys_image_guid == a.node_guid);

@@ -102,7 +102,10 @@ selftest_passed() { printf '%s\n' "$out" | tail -1 | grep -qx 'passed [1-9][0-9]
 psns() { [ "$(fields "$1" "$2" infiniband.bth.psn | tr '\n' ' ')" = "$3" ]; }
 no_zero_csum() { ! fields "$1" "$2" udp.checksum | grep -qx 0x0000; }
 gids() { wait_until 10 has_gid "$1" "$2" && wait_until 10 has_gid "$1" "$3"; }
-clean() { [ "$(cnt "$1" pkts_in_flight)" -eq 0 ] && [ "$(cnt "$1" paths)" -eq 0 ] && [ "$(cnt "$1" tx_errors)" -eq 0 ]; }
+clean() {
+	[ "$(cnt "$1" pkts_in_flight)" -eq 0 ] && [ "$(cnt "$1" glue_pkts_in_flight)" -eq 0 ] &&
+		[ "$(cnt "$1" paths)" -eq 0 ] && [ "$(cnt "$1" tx_errors)" -eq 0 ]
+}
 
 check "modprobe sroce selftest=1" modprobe sroce selftest=1
 out=$(cat $D/selftest)
