@@ -5,6 +5,7 @@
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/workqueue.h>
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
@@ -46,20 +47,27 @@ static int __init sroce_init(void)
 	err = sroce_mr_init();
 	if (err)
 		return err;
+	sroce_dp_wq = alloc_workqueue("sroce_dp", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	err = -ENOMEM;
+	if (!sroce_dp_wq)
+		goto err_wq;
+	sroce_debugfs_init();
 	err = sroce_net_init();
 	if (err)
-		goto err_mr;
+		goto err_net;
 	err = register_netdevice_notifier(&sroce_netdev_notifier);
 	if (err)
-		goto err_net;
-	sroce_debugfs_init();
+		goto err_notifier;
 	rdma_link_register(&sroce_link_ops);
 	pr_info("sroce: loaded (ABI %u)\n", SROCE_ABI_VERSION);
 	return 0;
 
-err_net:
+err_notifier:
 	sroce_net_exit();
-err_mr:
+err_net:
+	sroce_debugfs_exit();
+	destroy_workqueue(sroce_dp_wq);
+err_wq:
 	sroce_mr_exit();
 	return err;
 }
@@ -73,6 +81,8 @@ static void __exit sroce_exit(void)
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_net_exit();
 	sroce_debugfs_exit();
+	/* The core destroyed every timer and work item with its objects. */
+	destroy_workqueue(sroce_dp_wq);
 	sroce_mr_exit(); /* unpinning deferred by in-flight packets */
 	pr_info("sroce: unloaded\n");
 }
