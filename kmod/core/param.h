@@ -49,12 +49,12 @@ constexpr u32 page_shift = 12;
 // kind that does not, so it never promises what create_* would refuse. Each
 // milestone flips its entry.
 namespace available {
-constexpr bool qp = false;
-constexpr bool cq = false;
+constexpr bool qp = true;
+constexpr bool cq = true;
 constexpr bool mr = false;
 constexpr bool mw = false;
-constexpr bool srq = false;
-constexpr bool ah = false;
+constexpr bool srq = true;
+constexpr bool ah = true;
 } // namespace available
 
 } // namespace sroce::param
