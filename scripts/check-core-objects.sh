@@ -23,7 +23,7 @@ for o in "$@"; do
 done
 # Link the objects together so references between core files resolve.
 ld -r -o "$tmp/core.o" "$@" || exit 2
-allowed='^(sroce_env_[a-z_]+|memcpy|memset|memmove|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+)$'
+allowed='^(sroce_env_[a-z0-9_]+|memcpy|memset|memmove|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+)$'
 bad=$(nm -u "$tmp/core.o" | awk '{print $2}' | grep -vE "$allowed")
 if [ -n "$bad" ]; then
 	echo "check-core-objects: symbols outside env.h:" >&2

@@ -280,8 +280,12 @@ unsigned int sroce_core_ah_handle(const struct sroce_core_ah *ah);
 
 /* Memory regions. Pages are kernel virtual addresses of pinned pages of
  * (1 << page_shift) bytes; the MR covers [iova, iova + length) starting
- * at offset (iova & page mask) in pages[0]. A DMA MR (get_dma_mr) has no
- * pages and addresses kernel virtual memory directly. */
+ * at offset (iova & page mask) in pages[0], so npages must be exactly the
+ * number of pages that range touches. A DMA MR (get_dma_mr) has no pages
+ * (npages 0; iova, length and page_shift are ignored) and addresses kernel
+ * virtual memory directly. access: IB_ACCESS_LOCAL_WRITE, REMOTE_WRITE,
+ * REMOTE_READ, REMOTE_ATOMIC, MW_BIND (-EINVAL for other bits, and for
+ * remote write or atomic without local write). lkey == rkey. */
 struct sroce_core_mr_init {
 	struct sroce_core_pd *pd;
 	unsigned long long iova;
@@ -290,13 +294,24 @@ struct sroce_core_mr_init {
 	unsigned int page_shift;
 	unsigned long npages;
 	int dma;
+	/* Once the MR exists (create returned 0), the pages belong to it until
+	 * release(owner, may_sleep) is called, exactly once, when the last
+	 * reference is gone: inside sroce_core_mr_destroy (may_sleep = 1)
+	 * unless the transport still holds the MR then; in that case later, in
+	 * any context (may_sleep = 0: defer the unpinning). NULL: nothing to
+	 * release. */
+	void (*release)(void *owner, int may_sleep);
+	void *owner;
 };
-/* Two phases: create allocates the page table, the glue fills it with
- * sroce_core_mr_set_page, then enable makes the keys valid. */
+/* Three phases: create allocates the page table (keys not valid yet; may
+ * sleep), the glue fills it with sroce_core_mr_set_page, then enable makes
+ * the keys valid (-EINVAL if a page is missing). destroy makes the keys
+ * invalid at once and drops the handle; it may sleep and must be called
+ * without core locks held. */
 int sroce_core_mr_create(struct sroce_core_dev *dev, const struct sroce_core_mr_init *init,
 			 struct sroce_core_mr **out);
 void sroce_core_mr_set_page(struct sroce_core_mr *mr, unsigned long index, void *kva);
-void sroce_core_mr_enable(struct sroce_core_mr *mr);
+int sroce_core_mr_enable(struct sroce_core_mr *mr);
 void sroce_core_mr_destroy(struct sroce_core_mr *mr);
 unsigned int sroce_core_mr_lkey(const struct sroce_core_mr *mr);
 unsigned int sroce_core_mr_rkey(const struct sroce_core_mr *mr);

@@ -4,6 +4,7 @@
 #include "abi.h"
 #include "core.h"
 #include "device.h"
+#include "mr.h"
 #include "pd.h"
 #include "ucontext.h"
 
@@ -14,6 +15,8 @@ Device *from(sroce_core_dev *h) { return reinterpret_cast<Device *>(h); }
 Pd *from(sroce_core_pd *h) { return reinterpret_cast<Pd *>(h); }
 const Pd *from(const sroce_core_pd *h) { return reinterpret_cast<const Pd *>(h); }
 Ucontext *from(sroce_core_ucontext *h) { return reinterpret_cast<Ucontext *>(h); }
+Mr *from(sroce_core_mr *h) { return reinterpret_cast<Mr *>(h); }
+const Mr *from(const sroce_core_mr *h) { return reinterpret_cast<const Mr *>(h); }
 
 // Moves the reference out of a successful Result into a C handle.
 template <typename Handle, typename T> int to_handle(ktl::Result<ktl::RefPtr<T>> r, Handle **out) {
@@ -68,5 +71,27 @@ void sroce_core_pd_destroy(sroce_core_pd *pd) {
 }
 
 unsigned int sroce_core_pd_number(const sroce_core_pd *pd) { return from(pd)->pdn(); }
+
+int sroce_core_mr_create(sroce_core_dev *dev, const sroce_core_mr_init *init, sroce_core_mr **out) {
+	Pd *pd = from(init->pd);
+	if (!pd || &pd->device() != from(dev))
+		return -ktl::err::inval;
+	return to_handle(Mr::create(*pd, *init), out);
+}
+
+void sroce_core_mr_set_page(sroce_core_mr *mr, unsigned long index, void *kva) { from(mr)->set_page(index, kva); }
+
+int sroce_core_mr_enable(sroce_core_mr *mr) { return ktl::to_rc(from(mr)->enable()); }
+
+void sroce_core_mr_destroy(sroce_core_mr *mr) {
+	if (mr)
+		from(mr)->close();
+}
+
+unsigned int sroce_core_mr_lkey(const sroce_core_mr *mr) { return from(mr)->lkey(); }
+
+unsigned int sroce_core_mr_rkey(const sroce_core_mr *mr) { return from(mr)->rkey(); }
+
+void sroce_core_dev_counts(sroce_core_dev *dev, sroce_core_counts *c) { from(dev)->fill_counts(c); }
 
 } // extern "C"

@@ -26,6 +26,11 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	TRY(port_lock_.init());
 	// PD number 0 is never handed out, so 0 can mean "none" in the ABI.
 	TRY(pd_ids_.init(1, param::max_pd));
+	TRY(keys_.init(param::max_mr));
+	TRY(srq_ids_.init(1, param::max_srq));
+	// QPNs 0 and 1 are the special QPs; QP1 is placed with insert_at.
+	TRY(qps_.init(param::first_qpn, param::max_qp - 1));
+	TRY(ahs_.init(1, param::max_ah));
 	node_guid_ = guid_from_mac(init.mac);
 	generation_ = sroce_env_now_ns();
 	port_.init(init.netdev_up, init.netdev_mtu);
@@ -59,12 +64,23 @@ void Device::query(sroce_core_dev_attr *a) const {
 	a->max_cq = lim(av::cq, param::max_cq);
 	a->max_cqe = lim(av::cq, param::max_cqe);
 	a->max_mr = lim(av::mr, param::max_mr);
-	a->max_fast_reg_page_list_len = lim(av::mr, param::max_fast_reg_page_list_len);
+	a->max_fast_reg_page_list_len = lim(av::fast_reg, param::max_fast_reg_page_list_len);
 	a->max_mw = lim(av::mw, param::max_mw);
 	a->max_srq = lim(av::srq, param::max_srq);
 	a->max_srq_wr = lim(av::srq, param::max_srq_wr);
 	a->max_srq_sge = lim(av::srq, param::max_srq_sge);
 	a->max_ah = lim(av::ah, param::max_ah);
+}
+
+void Device::count_mr(u64 npages, bool add) {
+	if (add) {
+		// The key table bounds MRs; this only counts them.
+		KTL_WARN_ON(!counts_.mrs.try_get(~0ull));
+		counts_.pinned_pages.fetch_add(npages, ktl::MemoryOrder::relaxed);
+		return;
+	}
+	counts_.mrs.put();
+	KTL_WARN_ON(counts_.pinned_pages.fetch_sub(npages, ktl::MemoryOrder::relaxed) < npages);
 }
 
 void Device::query_port(sroce_core_port_attr *attr) {
@@ -77,19 +93,20 @@ sroce_core_port_event Device::netdev_changed(bool up, u32 mtu) {
 	return port_.netdev_changed(up, mtu);
 }
 
-bool Device::get_ucontext_slot() {
-	u32 cur = ucontexts_.load(ktl::MemoryOrder::relaxed);
-	do {
-		if (cur >= param::max_ucontext)
-			return false;
-	} while (!ucontexts_.compare_exchange(cur, cur + 1, ktl::MemoryOrder::relaxed,
-					      ktl::MemoryOrder::relaxed));
-	return true;
+u32 Device::active_mtu() {
+	sroce_core_port_attr a;
+	query_port(&a);
+	return a.active_mtu;
 }
 
-void Device::put_ucontext_slot() {
-	u32 old = ucontexts_.fetch_sub(1, ktl::MemoryOrder::relaxed);
-	KTL_WARN_ON(old == 0);
+void Device::fill_counts(sroce_core_counts *c) const {
+	c->qps = counts_.qps.get();
+	c->cqs = counts_.cqs.get();
+	c->srqs = counts_.srqs.get();
+	c->mrs = counts_.mrs.get();
+	c->ahs = counts_.ahs.get();
+	c->pinned_pages = counts_.pinned_pages.load(ktl::MemoryOrder::relaxed);
+	c->pkts_in_flight = counts_.pkts_in_flight.load(ktl::MemoryOrder::relaxed);
 }
 
 } // namespace sroce

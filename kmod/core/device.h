@@ -3,12 +3,62 @@
 #pragma once
 #include "core.h"
 #include "id_alloc.h"
+#include "key_table.h"
 #include "ktl/atomic.h"
 #include "ktl/lock.h"
 #include "ktl/refptr.h"
+#include "object_table.h"
 #include "port.h"
 
 namespace sroce {
+
+class Qp;
+class Ah;
+
+class Device;
+// rx.cpp: one received packet (consumed).
+void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b);
+
+// A count of live objects with a ceiling: creation takes a slot or fails.
+class BoundedCount {
+public:
+	bool try_get(u64 max) {
+		u64 cur = n_.load(ktl::MemoryOrder::relaxed);
+		do {
+			if (cur >= max)
+				return false;
+		} while (!n_.compare_exchange(cur, cur + 1, ktl::MemoryOrder::relaxed, ktl::MemoryOrder::relaxed));
+		return true;
+	}
+	void put() {
+		u64 old = n_.fetch_sub(1, ktl::MemoryOrder::relaxed);
+		KTL_WARN_ON(old == 0);
+	}
+	u64 get() const { return n_.load(ktl::MemoryOrder::relaxed); }
+
+private:
+	ktl::Atomic<u64> n_;
+};
+
+// Live objects per device, readable by tests (debugfs) so leaks show.
+struct DeviceCounts {
+	BoundedCount ucontexts;
+	BoundedCount qps;
+	BoundedCount cqs;
+	BoundedCount srqs;
+	BoundedCount mrs;
+	BoundedCount ahs;
+	ktl::Atomic<u64> pinned_pages;
+	ktl::Atomic<u64> pkts_in_flight;
+};
+
+// Receive-path drops, by reason (rdma statistic, issue 7, builds on these).
+struct RxCounters {
+	ktl::Atomic<u64> packets;
+	ktl::Atomic<u64> bad_header;
+	ktl::Atomic<u64> icrc_errors;
+	ktl::Atomic<u64> bad_qpn;
+};
 
 // Modified EUI-64 node GUID from the netdev MAC, big-endian.
 u64 guid_from_mac(const u8 mac[6]);
@@ -24,10 +74,18 @@ public:
 	u64 node_guid() const { return node_guid_; }
 	u64 generation() const { return generation_; }
 	IdAllocator &pd_ids() { return pd_ids_; }
+	MemoryKeyTable &keys() { return keys_; }
+	// An MR with npages pinned pages came (true) or went (false).
+	void count_mr(u64 npages, bool add);
+	IdAllocator &srq_ids() { return srq_ids_; }
+	ObjectTable<Qp> &qps() { return qps_; }
+	ObjectTable<Ah> &ahs() { return ahs_; }
+	// The active IB MTU (enum ib_mtu) of the port.
+	u32 active_mtu();
 
-	// Bounded count of user contexts; false when at the limit.
-	bool get_ucontext_slot();
-	void put_ucontext_slot();
+	DeviceCounts &counts() { return counts_; }
+	RxCounters &rx_counters() { return rx_; }
+	void fill_counts(sroce_core_counts *c) const;
 
 private:
 	friend class ktl::RefCounted<Device>;
@@ -42,7 +100,12 @@ private:
 	ktl::SpinLock port_lock_;
 	Port port_; // guarded by port_lock_
 	IdAllocator pd_ids_;
-	ktl::Atomic<u32> ucontexts_;
+	MemoryKeyTable keys_;
+	IdAllocator srq_ids_;
+	ObjectTable<Qp> qps_;
+	ObjectTable<Ah> ahs_;
+	DeviceCounts counts_;
+	RxCounters rx_;
 };
 
 } // namespace sroce

@@ -49,6 +49,10 @@ void sroce_env_log(int level, const char *fmt, ...) __attribute__((format(printf
  * WARNs once per call site; the host aborts the test. */
 void sroce_env_warn(const char *file, int line, const char *what);
 
+/* The kernel's crc32_le: reflected IEEE polynomial 0xEDB88320, no pre- or
+ * post-inversion inside (the caller seeds with ~0 and inverts the result). */
+unsigned int sroce_env_crc32_le(unsigned int crc, const void *p, unsigned long len);
+
 
 /* ---------------------------------------------------------------------- */
 /* Data path services (transport). See Documentation/transport.md.

@@ -14,6 +14,9 @@ constexpr u64 fw_ver = 0x0001000000000000ull; // 1.0.0
 constexpr u32 max_pd = 1u << 16;
 constexpr u32 max_ucontext = 1u << 12;
 constexpr u32 max_qp = 1u << 16;
+constexpr u32 first_qpn = 16; // below: reserved (0 SMI, 1 GSI)
+constexpr u32 gsi_qpn = 1;
+constexpr u32 gsi_qkey = 0x80010000;
 constexpr u32 max_qp_wr = 1u << 14;
 constexpr u32 max_sge = 32;
 constexpr u32 max_sge_rd = 32;
@@ -22,7 +25,6 @@ constexpr u32 max_cq = 1u << 16;
 constexpr u32 max_cqe = (1u << 16) - 1;
 constexpr u32 max_mr = 1u << 16;
 constexpr u32 max_mw = 1u << 16;
-constexpr u64 max_mr_size = ~0ull;
 constexpr u32 max_srq = 1u << 12;
 constexpr u32 max_srq_wr = 1u << 14;
 constexpr u32 max_srq_sge = 27;
@@ -42,8 +44,20 @@ constexpr u32 max_msg_sz = 1u << 31;
 // MTU is the largest one such that a full packet fits the netdev MTU.
 constexpr u32 max_header_len = 80;
 
-// Device page size for MRs (4 KiB).
+// Transport.
+constexpr u32 max_unacked_pkts = 256; // requester window, packets
+constexpr u32 ack_req_every = 32;     // AckReq at least every N packets
+constexpr u32 tx_budget = 64;         // packets per run before deferring to work
+constexpr u32 read_resp_budget = 64;  // READ response packets per run
+constexpr u64 rnr_wait_floor_ns = 10000;
+
+// Device page size for MRs (4 KiB), and the largest page an MR's page list
+// may use.
 constexpr u32 page_shift = 12;
+constexpr u32 max_page_shift = 30;
+// 256 GiB: the page table of the largest MR (2^26 pointers, 512 MiB) stays
+// below what kvmalloc accepts without a warning (INT_MAX).
+constexpr u64 max_mr_size = 1ull << 38;
 
 // Which object kinds exist yet. query_device reports 0 for the limits of a
 // kind that does not, so it never promises what create_* would refuse. Each
@@ -51,7 +65,8 @@ constexpr u32 page_shift = 12;
 namespace available {
 constexpr bool qp = true;
 constexpr bool cq = true;
-constexpr bool mr = false;
+constexpr bool mr = true;
+constexpr bool fast_reg = false; // IB_WR_REG_MR page lists (alloc_mr)
 constexpr bool mw = false;
 constexpr bool srq = true;
 constexpr bool ah = true;

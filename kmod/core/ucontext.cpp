@@ -25,13 +25,13 @@ ktl::Result<void> Ucontext::check_request(const sroce_alloc_ucontext_req &req, u
 ktl::Result<ktl::RefPtr<Ucontext>> Ucontext::create(Device &dev, const sroce_alloc_ucontext_req &req,
 						    usize req_len, sroce_alloc_ucontext_resp *resp) {
 	TRY(check_request(req, req_len));
-	if (!dev.get_ucontext_slot())
+	if (!dev.counts().ucontexts.try_get(param::max_ucontext))
 		return Error::from_errno(err::mfile);
 	// No SQ poller exists yet: every context is in doorbell mode, and the
 	// response says so (caps bit clear).
 	auto uctx = ktl::make_ref<Ucontext>(ktl::AllocCtx::may_sleep, dev, false);
 	if (uctx.is_error()) {
-		dev.put_ucontext_slot();
+		dev.counts().ucontexts.put();
 		return uctx.error();
 	}
 	*resp = {};

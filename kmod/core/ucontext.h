@@ -23,7 +23,7 @@ private:
 	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
 	template <typename T> friend void ktl::destroy(T *);
 	Ucontext(Device &dev, bool sq_poll) : dev_(&dev), sq_poll_(sq_poll) {}
-	~Ucontext() { dev_->put_ucontext_slot(); }
+	~Ucontext() { dev_->counts().ucontexts.put(); }
 
 	ktl::RefPtr<Device> dev_;
 	bool sq_poll_;

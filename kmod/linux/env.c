@@ -3,6 +3,7 @@
  * env.c - the kernel implementation of core/env.h: the only OS services the
  * C++ core uses.
  */
+#include <linux/crc32.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/printk.h>
@@ -92,4 +93,9 @@ void sroce_env_warn(const char *file, int line, const char *what)
 	/* A core invariant broke: one WARNING with a backtrace, then errors. */
 	WARN_ONCE(1, "sroce: %s:%d: %s\n", file, line, what);
 	pr_err_ratelimited("sroce: %s:%d: %s\n", file, line, what);
+}
+
+unsigned int sroce_env_crc32_le(unsigned int crc, const void *p, unsigned long len)
+{
+	return crc32_le(crc, p, len);
 }

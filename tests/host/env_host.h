@@ -12,4 +12,21 @@ void fail_nth_allocation(int n);
 std::vector<std::string> &log_lines();
 int warnings();
 void clear();
+
+// For the env objects the simulator allocates (packets, paths, timers, work):
+// counted in live_allocations; take_allocation_failure consumes the
+// fail_nth_allocation countdown and says whether this allocation fails.
+bool take_allocation_failure();
+void count_allocation(long delta);
+
+// Atomic context, as the kernel's preempt count: a spinlock held, a timer or
+// receive callback running. A sleeping allocation or a waiting cancel there
+// is a core bug and warns.
+bool in_atomic();
+struct AtomicScope {
+	AtomicScope();
+	~AtomicScope();
+	AtomicScope(const AtomicScope &) = delete;
+	AtomicScope &operator=(const AtomicScope &) = delete;
+};
 } // namespace env_host

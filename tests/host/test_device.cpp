@@ -97,7 +97,9 @@ TEST_CASE("query_device reports the limits the tables enforce", "[core][device]"
 	CHECK(a.max_cqe == 65535);
 	CHECK(a.max_srq == 4096);
 	CHECK(a.max_ah == 65536);
-	CHECK(a.max_mr == 0);
+	CHECK(a.max_mr == 65536);
+	CHECK(a.max_mr_size == 1ull << 38);
+	CHECK(a.max_fast_reg_page_list_len == 0); // no IB_WR_REG_MR yet
 	CHECK(a.node_guid != 0);
 	CHECK(a.sys_image_guid == a.node_guid);
 	CHECK(a.page_size_cap == 4096);

@@ -10,6 +10,10 @@ public:
 	constexpr Span() : data_(nullptr), size_(0) {}
 	constexpr Span(T *data, usize size) : data_(data), size_(size) {}
 	template <usize N> constexpr Span(T (&arr)[N]) : data_(arr), size_(N) {}
+	// Span<u8> -> Span<const u8>, never the other way.
+	template <typename U>
+		requires requires(U *u, T *&t) { t = u; }
+	constexpr Span(const Span<U> &o) : data_(o.data()), size_(o.size()) {}
 
 	constexpr T *data() const { return data_; }
 	constexpr usize size() const { return size_; }

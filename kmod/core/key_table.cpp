@@ -1,0 +1,145 @@
+#include "key_table.h"
+#include "ib_enums.h"
+#include "mr.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+namespace acc = ib::access;
+
+MemoryKeyTable::~MemoryKeyTable() {
+	// Every MR holds its PD and so the device: none can be left here.
+	KTL_WARN_ON(chunks_ && indices_.in_use());
+	for (u32 i = 0; chunks_ && i < nchunks_; i++)
+		sroce_env_free(chunks_[i]);
+	sroce_env_free(chunks_);
+}
+
+ktl::Result<void> MemoryKeyTable::init(u32 max_entries) {
+	// Index and variant must fit a 32-bit key.
+	if (max_entries == 0 || max_entries >= (1u << 24))
+		return Error::from_errno(err::inval);
+	TRY(lock_.init());
+	TRY(indices_.init(1, max_entries));
+	max_index_ = max_entries;
+	nchunks_ = (max_entries >> chunk_shift) + 1;
+	chunks_ = static_cast<Entry **>(sroce_env_zalloc(u64(nchunks_) * sizeof(Entry *), 0));
+	if (!chunks_)
+		return Error::from_errno(err::nomem);
+	return {};
+}
+
+MemoryKeyTable::Entry *MemoryKeyTable::entry_locked(u32 index) const {
+	if (index == 0 || index > max_index_)
+		return nullptr;
+	Entry *chunk = chunks_[index >> chunk_shift];
+	return chunk ? &chunk[index & (chunk_size - 1)] : nullptr;
+}
+
+ktl::Result<void> MemoryKeyTable::ensure_chunk(u32 index) {
+	u32 c = index >> chunk_shift;
+	{
+		ktl::Guard g(lock_);
+		if (chunks_[c])
+			return {};
+	}
+	// Allocated outside the lock (it may sleep); a racing insert into the
+	// same chunk may have installed one meanwhile.
+	auto *chunk = static_cast<Entry *>(sroce_env_zalloc(chunk_size * sizeof(Entry), 0));
+	if (!chunk)
+		return Error::from_errno(err::nomem);
+	{
+		ktl::Guard g(lock_);
+		if (!chunks_[c]) {
+			chunks_[c] = chunk;
+			chunk = nullptr;
+		}
+	}
+	sroce_env_free(chunk);
+	return {};
+}
+
+ktl::Result<u32> MemoryKeyTable::insert(Mr &mr) {
+	u32 index = TRY(indices_.alloc());
+	if (auto r = ensure_chunk(index); r.is_error()) {
+		indices_.free(index);
+		return r.error();
+	}
+	ktl::Guard g(lock_);
+	Entry *e = entry_locked(index);
+	KTL_WARN_ON(e->state != State::free);
+	e->variant++;
+	e->key = index << 8 | e->variant;
+	e->mr = &mr;
+	e->state = State::invalid;
+	mr.key_ = e->key;
+	mr.in_table_ = true;
+	return e->key;
+}
+
+void MemoryKeyTable::enable(Mr &mr) {
+	ktl::Guard g(lock_);
+	Entry *e = entry_locked(index_of(mr.key_));
+	if (KTL_WARN_ON(!e || e->mr != &mr || e->state == State::free))
+		return;
+	e->state = State::valid;
+}
+
+ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
+	ktl::Guard g(lock_);
+	Entry *e = entry_locked(index_of(key));
+	if (!e || e->state == State::free || e->key != key)
+		return Error::from_errno(err::inval);
+	if (e->mr->pdn() != pdn)
+		return Error::from_errno(err::acces);
+	e->state = State::invalid;
+	return {};
+}
+
+void MemoryKeyTable::remove(Mr &mr) {
+	u32 index = index_of(mr.key_);
+	{
+		ktl::Guard g(lock_);
+		Entry *e = entry_locked(index);
+		if (KTL_WARN_ON(!e || e->mr != &mr || !mr.in_table_))
+			return;
+		e->mr = nullptr;
+		e->state = State::free;
+		mr.in_table_ = false;
+	}
+	indices_.free(index);
+}
+
+ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup(u32 key, u32 pdn, u64 addr, u64 len,
+						     u32 need) const {
+	ktl::RefPtr<Mr> mr;
+	{
+		ktl::Guard g(lock_);
+		const Entry *e = entry_locked(index_of(key));
+		if (!e || e->state != State::valid || e->key != key)
+			return Error::from_errno(err::inval);
+		// Safe under the lock: the MR's owner holds a reference until
+		// close() has taken it out of the table.
+		mr = ktl::RefPtr<Mr>(e->mr);
+	}
+	// PD, rights and bounds never change after registration.
+	TRY(mr->check(pdn, addr, len, need));
+	return mr;
+}
+
+ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len,
+							  u32 need_access) const {
+	if (KTL_WARN_ON(need_access & ~u32(acc::local_write | acc::mw_bind)))
+		return Error::from_errno(err::inval);
+	return lookup(lkey, pdn, addr, len, need_access);
+}
+
+ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup_rkey(u32 rkey, u32 pdn, u64 addr, u64 len,
+							  u32 need_access) const {
+	if (KTL_WARN_ON(!(need_access & acc::remote) || (need_access & ~u32(acc::remote))))
+		return Error::from_errno(err::inval);
+	return lookup(rkey, pdn, addr, len, need_access);
+}
+
+} // namespace sroce

@@ -1,0 +1,97 @@
+// MemoryKeyTable: the device's memory keys. A key is (index << 8) | an
+// 8-bit variant. The variant of an index changes every time the index is
+// handed out again, and indices are handed out next-fit, so a stale key (of
+// a deregistered MR, or from an old packet) misses instead of hitting the
+// next MR at the same index. Index 0 is never used: key 0 (a zeroed SGE)
+// never matches. MRs use one key as lkey and rkey.
+//
+// Each entry has a state: free, invalid (registered but not usable: during
+// registration, and after LOCAL_INV / SEND_WITH_INV) and valid. Only valid
+// entries are found.
+//
+// Memory windows (later) live in the same key space: an entry gets a kind
+// (MR or MW). A type 1 window is allocated invalid and becomes valid when
+// bound; a type 2 window's variant is chosen by the consumer at bind time
+// (ibv_inc_rkey), like the key byte of a fast-registration MR, so entries
+// will also get "set the variant while invalid". A window refers to its MR
+// (or, for the non-contiguous layouts of seed 003, to a layout of MRs and
+// windows) by reference, and remote lookups then return a window-or-MR
+// handle whose for_each_chunk walks the layout. None of that exists yet:
+// every entry is an MR.
+#pragma once
+#include "id_alloc.h"
+#include "ktl/lock.h"
+#include "ktl/refptr.h"
+
+namespace sroce {
+
+class Mr;
+
+class MemoryKeyTable : ktl::NonCopyable {
+public:
+	MemoryKeyTable() = default;
+	~MemoryKeyTable();
+
+	// Room for max_entries keys (indices 1..max_entries).
+	ktl::Result<void> init(u32 max_entries);
+
+	// Gives mr a key, state invalid. -ENOSPC when the table is full,
+	// -ENOMEM. May sleep.
+	ktl::Result<u32> insert(Mr &mr);
+	// invalid -> valid (end of registration).
+	void enable(Mr &mr);
+	// valid -> invalid, for LOCAL_INV and SEND_WITH_INV: -EINVAL if key is
+	// not a current key, -EACCES if it belongs to another PD. The caller
+	// checks that the MR kind may be invalidated.
+	ktl::Result<void> invalidate(u32 key, u32 pdn);
+	// Takes mr's key out; lookups miss from here on.
+	void remove(Mr &mr);
+
+	// Key lookups for the data path; each returns a reference. Errors:
+	//   -EINVAL: no such key (bad index, stale variant, freed or invalid);
+	//   -EACCES: the MR is in another PD or lacks a right in need_access;
+	//   -ERANGE: [addr, addr + len) is not inside the MR.
+	// len 0 is accepted at any address with a valid key of the right PD and
+	// rights (IBTA C9-88 even lets a zero-length RDMA request carry no key
+	// at all: the responder skips the lookup then).
+	// Local: need_access is a subset of LOCAL_WRITE | MW_BIND (0 = read).
+	ktl::Result<ktl::RefPtr<Mr>> lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len,
+						  u32 need_access) const;
+	// Remote: need_access is one or more of the REMOTE_* rights.
+	ktl::Result<ktl::RefPtr<Mr>> lookup_rkey(u32 rkey, u32 pdn, u64 addr, u64 len,
+						  u32 need_access) const;
+
+	u32 in_use() const { return indices_.in_use(); }
+	static constexpr u32 index_of(u32 key) { return key >> 8; }
+
+private:
+	enum class State : u8 { free, invalid, valid };
+	struct Entry {
+		Mr *mr;     // guarded by lock_; the MR's owner holds a reference while it is here
+		u32 key;    // the current key while not free
+		u8 variant; // of the last key handed out at this index
+		State state;
+	};
+	static constexpr u32 chunk_shift = 8;
+	static constexpr u32 chunk_size = 1u << chunk_shift;
+
+	Entry *entry_locked(u32 index) const;
+	ktl::Result<void> ensure_chunk(u32 index);
+	ktl::Result<ktl::RefPtr<Mr>> lookup(u32 key, u32 pdn, u64 addr, u64 len, u32 need) const;
+
+	// Lookups take the lock and a reference. To make them lockless (RCU):
+	// publish chunks with store_release (they are already never freed
+	// before the table), make Entry.mr and Entry.key atomics written under
+	// the lock, and in lookup: rcu_read_lock, load the entry, take the
+	// reference with an increment-unless-zero (a close() may be dropping
+	// the last one), then re-check the key (the index may have been reused
+	// in between). The MR must then be freed after a grace period (an env.h
+	// call_rcu), since a reader may still load its pointer after remove().
+	mutable ktl::SpinLock lock_;
+	Entry **chunks_ = nullptr; // [nchunks_]; a chunk is allocated on first use
+	u32 nchunks_ = 0;
+	u32 max_index_ = 0;
+	IdAllocator indices_;
+};
+
+} // namespace sroce
