@@ -3,6 +3,7 @@
 // and owns one reference to it.
 #include "abi.h"
 #include "core.h"
+#include "handle.h"
 #include "device.h"
 #include "mr.h"
 #include "pd.h"
@@ -18,13 +19,6 @@ Ucontext *from(sroce_core_ucontext *h) { return reinterpret_cast<Ucontext *>(h);
 Mr *from(sroce_core_mr *h) { return reinterpret_cast<Mr *>(h); }
 const Mr *from(const sroce_core_mr *h) { return reinterpret_cast<const Mr *>(h); }
 
-// Moves the reference out of a successful Result into a C handle.
-template <typename Handle, typename T> int to_handle(ktl::Result<ktl::RefPtr<T>> r, Handle **out) {
-	if (r.is_error())
-		return r.error().code();
-	*out = reinterpret_cast<Handle *>(r.release_value().leak());
-	return 0;
-}
 } // namespace
 
 extern "C" {

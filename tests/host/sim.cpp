@@ -9,10 +9,6 @@
 #include "env_host.h"
 #include "sim_internal.h"
 
-// The transport's receive entry point; weak so the simulator links (and its
-// own tests run) on a core that does not have it yet.
-#pragma weak sroce_core_rx
-
 namespace sim::detail {
 
 Engine *g_engine = nullptr;
@@ -210,14 +206,10 @@ void Engine::deliver(const Item &it) {
 	sroce_env_pkt *pkt = n.rx_linear ? fragment(it.pkt, n.rx_linear) : it.pkt;
 	// Receive runs in softirq: atomic context.
 	with_batch(true, [&](sroce_env_batch *b) {
-		if (n.hook) {
+		if (n.hook)
 			n.hook(pkt, b);
-		} else if (sroce_core_rx) {
+		else
 			sroce_core_rx(n.dev, pkt, b);
-		} else {
-			sroce_env_warn(__FILE__, __LINE__, "sim: no receiver (sroce_core_rx not linked)");
-			sroce_env_pkt_free(pkt);
-		}
 	});
 }
 

@@ -1,0 +1,68 @@
+// ObjectTable<T>: numbers -> objects for the lookups the data path makes
+// (QPN -> Qp on every packet, AH handle -> Ah on every UD send). The table
+// holds no reference: an object leaves the table (remove) before its owner
+// drops the last reference, so a lookup never revives a dying object; the
+// lookup takes its own reference under the lock.
+#pragma once
+#include "id_alloc.h"
+#include "ktl/alloc.h"
+#include "ktl/lock.h"
+#include "ktl/refptr.h"
+
+namespace sroce {
+
+template <typename T> class ObjectTable : ktl::NonCopyable {
+public:
+	ObjectTable() = default;
+	~ObjectTable() { sroce_env_free(slots_); }
+
+	// Numbers in [min, max]; numbers below min may be placed with insert_at.
+	ktl::Result<void> init(u32 min, u32 max) {
+		TRY(lock_.init());
+		TRY(ids_.init(min, max));
+		slots_ = static_cast<T **>(sroce_env_zalloc(sizeof(T *) * (usize(max) + 1), 0));
+		if (!slots_)
+			return ktl::Error::from_errno(ktl::err::nomem);
+		max_ = max;
+		return {};
+	}
+
+	ktl::Result<u32> insert(T *obj) {
+		u32 id = TRY(ids_.alloc());
+		ktl::Guard g(lock_);
+		slots_[id] = obj;
+		return id;
+	}
+	// A fixed number outside the allocator's range (QP1).
+	ktl::Result<void> insert_at(u32 id, T *obj) {
+		ktl::Guard g(lock_);
+		if (id > max_ || slots_[id])
+			return ktl::Error::from_errno(ktl::err::busy);
+		slots_[id] = obj;
+		return {};
+	}
+	void remove(u32 id, T *obj, bool allocated = true) {
+		{
+			ktl::Guard g(lock_);
+			if (id > max_ || KTL_WARN_ON(slots_[id] != obj))
+				return;
+			slots_[id] = nullptr;
+		}
+		if (allocated)
+			ids_.free(id);
+	}
+	ktl::RefPtr<T> lookup(u32 id) {
+		ktl::Guard g(lock_);
+		if (id > max_)
+			return nullptr;
+		return ktl::RefPtr<T>(slots_[id]);
+	}
+
+private:
+	ktl::SpinLock lock_;
+	IdAllocator ids_;
+	T **slots_ = nullptr; // guarded by lock_
+	u32 max_ = 0;
+};
+
+} // namespace sroce

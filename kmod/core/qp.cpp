@@ -1,0 +1,481 @@
+// Qp life cycle, attributes, state machine, completions and the timer/work
+// plumbing the requester, completer and responder share.
+#include "qp.h"
+#include "param.h"
+#include "qp_attr.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+
+namespace {
+// Bytes of kernel state per SQ slot: the WQE copy plus the SGEs or inline
+// data the ring stride leaves room for.
+u32 sq_priv_stride(u32 ring_stride) {
+	u32 extra = ring_stride - sizeof(sroce_wqe);
+	return u32((sizeof(SendWqe) + extra + 7) & ~usize(7));
+}
+
+ktl::Result<void> check_init(const sroce_core_qp_init &in) {
+	if (in.qp_type != ib::qpt_rc && in.qp_type != ib::qpt_uc && in.qp_type != ib::qpt_ud &&
+	    in.qp_type != ib::qpt_gsi)
+		return Error::from_errno(err::opnotsupp);
+	if (!in.pd || !in.send_cq || !in.recv_cq || !in.sq_ring)
+		return Error::from_errno(err::inval);
+	if (in.max_send_sge > param::max_sge || in.max_recv_sge > param::max_sge ||
+	    in.max_inline_data > param::max_inline_data)
+		return Error::from_errno(err::inval);
+	if (in.sq_log_size > 31 || (1u << in.sq_log_size) > param::max_qp_wr)
+		return Error::from_errno(err::inval);
+	u32 need = u32(sizeof(sroce_wqe)) + ktl::max(in.max_send_sge * u32(sizeof(sroce_sge)), in.max_inline_data);
+	if (in.sq_stride < need || in.sq_stride > (1u << 16))
+		return Error::from_errno(err::inval);
+	if (!in.srq) {
+		if (!in.rq_ring || in.rq_log_size > 31 || (1u << in.rq_log_size) > param::max_qp_wr)
+			return Error::from_errno(err::inval);
+		if (in.rq_stride < sizeof(sroce_wqe) + in.max_recv_sge * sizeof(sroce_sge) || in.rq_stride > (1u << 16))
+			return Error::from_errno(err::inval);
+	}
+	return {};
+}
+} // namespace
+
+ktl::Result<ktl::RefPtr<Qp>> Qp::create(Device &dev, const sroce_core_qp_init &init) {
+	TRY(check_init(init));
+	if (!dev.counts().qps.try_get(param::max_qp))
+		return Error::from_errno(err::nomem);
+	auto qp = ktl::make_ref<Qp>(ktl::AllocCtx::may_sleep, dev);
+	if (qp.is_error()) {
+		dev.counts().qps.put();
+		return qp.error();
+	}
+	auto ref = qp.release_value();
+	TRY(ref->init(init)); // the destructor undoes a partial init
+	return ref;
+}
+
+ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
+	TRY(lock_.init());
+	type_ = in.qp_type;
+	owner_ = in.owner;
+	user_ = in.user != 0;
+	sq_sig_all_ = in.sq_sig_all != 0;
+	port_ = in.port ? in.port : 1;
+	pd_ = ktl::RefPtr<Pd>(reinterpret_cast<Pd *>(in.pd));
+	scq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(in.send_cq));
+	rcq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(in.recv_cq));
+	if (in.srq)
+		srq_ = ktl::RefPtr<Srq>(reinterpret_cast<Srq *>(in.srq));
+	max_send_sge_ = in.max_send_sge;
+	max_recv_sge_ = in.max_recv_sge;
+	max_inline_ = in.max_inline_data;
+	sq_.init(in.sq_ring, in.sq_log_size, in.sq_stride);
+	sq_mask_ = sq_.size() - 1;
+	if (!srq_)
+		rq_.init(in.rq_ring, in.rq_log_size, in.rq_stride);
+	sq_priv_stride_ = sq_priv_stride(in.sq_stride);
+	sq_priv_ = static_cast<u8 *>(sroce_env_zalloc(usize(sq_priv_stride_) << in.sq_log_size, 0));
+	res_ = static_cast<ReadAtomicRes *>(sroce_env_zalloc(sizeof(ReadAtomicRes) * param::max_qp_rd_atom, 0));
+	timer_ = sroce_env_timer_create(on_timer, this);
+	work_ = sroce_env_work_create(on_work, this);
+	if (!sq_priv_ || !res_ || !timer_ || !work_)
+		return Error::from_errno(err::nomem);
+	if (type_ == ib::qpt_gsi) {
+		TRY(dev_->qps().insert_at(param::gsi_qpn, this));
+		qpn_ = param::gsi_qpn;
+	} else {
+		qpn_ = TRY(dev_->qps().insert(this));
+	}
+	// Per-QP UDP source port entropy (RoCEv2 17.2.4), in the dynamic range.
+	u32 h = qpn_ * 0x9e3779b1u;
+	sport_ = u16(0xc000 | ((h >> 16) & 0x3fff));
+	path_mtu_ = dev_->active_mtu();
+	if (type_ == ib::qpt_gsi)
+		qkey_ = param::gsi_qkey;
+	return {};
+}
+
+Qp::~Qp() {
+	// Timers and work were stopped by destroy(); a failed init never
+	// started them.
+	sroce_env_timer_destroy(timer_);
+	sroce_env_work_destroy(work_);
+	sroce_env_free(sq_priv_);
+	sroce_env_free(res_);
+	if (path_)
+		sroce_env_path_put(path_);
+	dev_->counts().qps.put();
+}
+
+void Qp::destroy() {
+	if (qpn_)
+		dev_->qps().remove(qpn_, this, qpn_ != param::gsi_qpn);
+	{
+		ktl::Guard g(lock_);
+		dead_ = true;
+	}
+	// Nothing re-arms them once dead_ is set.
+	sroce_env_timer_cancel(timer_);
+	sroce_env_work_cancel(work_);
+	scq_->forget_qp(owner_);
+	if (rcq_.get() != scq_.get())
+		rcq_->forget_qp(owner_);
+}
+
+// ---- attributes ------------------------------------------------------------
+
+ktl::Result<void> Qp::check_modify_locked(const sroce_core_qp_attr &a, u32 mask) const {
+	u32 cur = (mask & ib::attr_cur_state) ? a.cur_qp_state : state_;
+	u32 next = (mask & ib::attr_state) ? a.qp_state : cur;
+	if ((mask & ib::attr_cur_state) && a.cur_qp_state != state_ &&
+	    !(state_ == ib::qps_sqe && a.cur_qp_state == ib::qps_rts))
+		return Error::from_errno(err::inval);
+	if (!qp_transition_ok(state_, next, type_, mask))
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_port) && a.port_num != 1)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_pkey_index) && a.pkey_index >= param::max_pkeys)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_path_mtu) && (a.path_mtu < ib::mtu_256 || a.path_mtu > ib::mtu_4096))
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_max_qp_rd_atomic) && a.max_rd_atomic > param::max_qp_rd_atom)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_max_dest_rd_atomic) && a.max_dest_rd_atomic > param::max_qp_rd_atom)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_timeout) && a.timeout > 31)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_retry_cnt) && a.retry_cnt > 7)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_rnr_retry) && a.rnr_retry > 7)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_min_rnr_timer) && a.min_rnr_timer > 31)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_access_flags) &&
+	    (a.qp_access_flags & ~u32(ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
+				       ib::access::remote_atomic | ib::access::mw_bind)))
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_av) && !a.path)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_dest_qpn) && a.dest_qp_num > ib::qpn_mask)
+		return Error::from_errno(err::inval);
+	(void)cur;
+	return {};
+}
+
+void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_batch *b) {
+	if (mask & ib::attr_access_flags)
+		access_ = a.qp_access_flags;
+	if (mask & ib::attr_pkey_index)
+		pkey_index_ = a.pkey_index;
+	if (mask & ib::attr_port)
+		port_ = a.port_num;
+	if (mask & ib::attr_qkey)
+		qkey_ = a.qkey;
+	if (mask & ib::attr_av) {
+		if (path_)
+			sroce_env_path_put(path_);
+		path_ = a.path;
+		path_info_ = a.path_info;
+		sgid_index_ = a.sgid_index;
+	}
+	if (mask & ib::attr_path_mtu)
+		path_mtu_ = ktl::min(a.path_mtu, ib::mtu_4096 + 0u);
+	if (mask & ib::attr_timeout)
+		timeout_ = a.timeout;
+	if (mask & ib::attr_retry_cnt)
+		retry_cnt_ = a.retry_cnt;
+	if (mask & ib::attr_rnr_retry)
+		rnr_retry_ = a.rnr_retry;
+	if (mask & ib::attr_rq_psn) {
+		epsn_ = a.rq_psn & ib::psn_mask;
+	}
+	if (mask & ib::attr_max_qp_rd_atomic)
+		max_rd_atomic_ = a.max_rd_atomic;
+	if (mask & ib::attr_min_rnr_timer)
+		min_rnr_timer_ = a.min_rnr_timer;
+	if (mask & ib::attr_sq_psn) {
+		psn_ = unacked_psn_ = a.sq_psn & ib::psn_mask;
+	}
+	if (mask & ib::attr_max_dest_rd_atomic)
+		max_dest_rd_atomic_ = a.max_dest_rd_atomic;
+	if (mask & ib::attr_dest_qpn)
+		dest_qpn_ = a.dest_qp_num;
+	if (mask & ib::attr_en_sqd_async_notify)
+		sqd_notify_ = a.en_sqd_async_notify != 0;
+	if (!(mask & ib::attr_state))
+		return;
+	u32 next = a.qp_state;
+	u32 prev = state_;
+	state_ = next;
+	if (next == ib::qps_reset) {
+		// Everything the QP had is forgotten; rings restart where the
+		// poster's indices are (it is RESET, nothing is in flight).
+		sq_fetched_ = sq_next_ = sq_done_;
+		cur_offset_ = 0;
+		rd_atomic_out_ = 0;
+		rnr_wait_ = timer_armed_ = sq_error_ = false;
+		in_message_ = recv_valid_ = nak_sent_ = drop_message_ = false;
+		for (u32 i = 0; i < param::max_qp_rd_atom; i++)
+			res_[i] = ReadAtomicRes{};
+		res_next_ = res_send_ = 0;
+		ack_deferred_ = false;
+		msn_ = 0;
+	} else if (next == ib::qps_err && prev != ib::qps_err) {
+		flush_locked(b);
+	} else if (next == ib::qps_rts) {
+		retries_left_ = retry_cnt_;
+		rnr_left_ = rnr_retry_;
+		kick_locked(); // WQEs posted before RTS wait for it
+	}
+}
+
+ktl::Result<void> Qp::modify(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	auto r = check_modify_locked(attr, mask);
+	if (r.is_error()) {
+		if ((mask & ib::attr_av) && attr.path)
+			sroce_env_path_put(attr.path);
+		return r;
+	}
+	apply_modify_locked(attr, mask, b);
+	return {};
+}
+
+void Qp::query(sroce_core_qp_attr *a) {
+	ktl::Guard g(lock_);
+	*a = sroce_core_qp_attr{};
+	a->qp_state = a->cur_qp_state = state_;
+	a->path_mtu = path_mtu_;
+	a->qkey = qkey_;
+	a->rq_psn = epsn_;
+	a->sq_psn = psn_;
+	a->dest_qp_num = dest_qpn_;
+	a->qp_access_flags = access_;
+	a->pkey_index = pkey_index_;
+	a->en_sqd_async_notify = sqd_notify_;
+	a->sq_draining = 0;
+	a->max_rd_atomic = max_rd_atomic_;
+	a->max_dest_rd_atomic = max_dest_rd_atomic_;
+	a->min_rnr_timer = min_rnr_timer_;
+	a->timeout = timeout_;
+	a->retry_cnt = retry_cnt_;
+	a->rnr_retry = rnr_retry_;
+	a->port_num = port_;
+	a->max_send_wr = sq_.size();
+	a->max_recv_wr = srq_ ? 0 : rq_.size();
+	a->max_send_sge = max_send_sge_;
+	a->max_recv_sge = max_recv_sge_;
+	a->max_inline_data = max_inline_;
+	a->path_info = path_info_;
+	a->sgid_index = sgid_index_;
+}
+
+// ---- errors and completions ------------------------------------------------
+
+void Qp::to_error_locked(sroce_env_batch *b) {
+	if (state_ == ib::qps_err)
+		return;
+	state_ = ib::qps_err;
+	flush_locked(b);
+	if (!dead_)
+		sroce_env_event(b, owner_, ib::ev_qp_fatal);
+}
+
+bool Qp::post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b) {
+	if (cq.post(cqe, owner_, solicited, b))
+		return true;
+	// The CQ overflowed (CQ_ERR was raised): this QP cannot report any more.
+	if (state_ != ib::qps_err) {
+		state_ = ib::qps_err;
+		if (!dead_)
+			sroce_env_event(b, owner_, ib::ev_qp_fatal);
+	}
+	return false;
+}
+
+void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
+	bool signaled = sq_sig_all_ || (w.wqe.flags & SROCE_WQE_SIGNALED) || w.status != ib::wc_success;
+	if (!signaled)
+		return;
+	sroce_cqe c{};
+	c.wr_id = w.wqe.wr_id;
+	c.status = w.status;
+	c.qp_num = qpn_;
+	switch (w.wqe.opcode) {
+	case ib::wr_rdma_write:
+	case ib::wr_rdma_write_imm: c.opcode = ib::wc_rdma_write; break;
+	case ib::wr_rdma_read: c.opcode = ib::wc_rdma_read; break;
+	case ib::wr_atomic_cmp_swp: c.opcode = ib::wc_comp_swap; break;
+	case ib::wr_atomic_fetch_add: c.opcode = ib::wc_fetch_add; break;
+	default: c.opcode = ib::wc_send; break;
+	}
+	if (w.status == ib::wc_success && c.opcode == ib::wc_rdma_read)
+		c.byte_len = u32(w.length);
+	else if (w.status == ib::wc_success && (c.opcode == ib::wc_comp_swap || c.opcode == ib::wc_fetch_add))
+		c.byte_len = 8;
+	post_cqe_locked(*scq_, c, false, b);
+}
+
+// Completes every send WQE that is done, in order, releasing its SQ slot.
+void Qp::complete_done_locked(sroce_env_batch *b) {
+	bool moved = false;
+	while (sq_done_ != sq_fetched_ && swqe(sq_done_).done) {
+		complete_send_locked(swqe(sq_done_), b);
+		sq_done_++;
+		moved = true;
+	}
+	if (moved && user_)
+		sq_.publish_consumer(sq_done_);
+	else if (moved)
+		sq_.set_consumer(sq_done_);
+}
+
+// Completes every WQE in both queues with WR_FLUSH_ERR (IBTA 10.3.1 error
+// state). Send WQEs still in the ring are fetched first (unvalidated: only
+// wr_id is used).
+void Qp::flush_locked(sroce_env_batch *b) {
+	// A pending retry timer finds nothing outstanding and does nothing.
+	u32 prod = sq_fetched_;
+	auto p = sq_.producer(sq_done_);
+	if (!p.is_error())
+		prod = p.value();
+	for (u32 i = sq_done_; i != prod; i++) {
+		SendWqe &w = swqe(i);
+		if (s32(i - sq_fetched_) >= 0) { // still in the ring: only wr_id is used
+			__builtin_memcpy(&w.wqe, sq_.entry(i), sizeof(w.wqe));
+			w.status = ib::wc_success;
+			w.done = false;
+		}
+		if (!w.done)
+			w.status = ib::wc_wr_flush_err;
+		w.done = true;
+	}
+	sq_fetched_ = sq_next_ = prod;
+	complete_done_locked(b);
+	rd_atomic_out_ = 0;
+	for (u32 i = 0; i < param::max_qp_rd_atom; i++)
+		res_[i].pending = false;
+	ack_deferred_ = false;
+	if (recv_valid_ && in_message_) {
+		// A message half received: its WQE is flushed too.
+		sroce_cqe c{};
+		c.wr_id = recv_.wr_id;
+		c.status = ib::wc_wr_flush_err;
+		c.opcode = ib::wc_recv;
+		c.qp_num = qpn_;
+		post_cqe_locked(*rcq_, c, false, b);
+	}
+	recv_valid_ = in_message_ = false;
+	if (srq_) {
+		if (!dead_)
+			sroce_env_event(b, owner_, ib::ev_qp_last_wqe_reached);
+		return;
+	}
+	auto rp = rq_.producer(rq_consumed_);
+	if (rp.is_error())
+		return;
+	for (; rq_consumed_ != rp.value(); rq_consumed_++) {
+		sroce_wqe w;
+		__builtin_memcpy(&w, rq_.entry(rq_consumed_), sizeof(w));
+		sroce_cqe c{};
+		c.wr_id = w.wr_id;
+		c.status = ib::wc_wr_flush_err;
+		c.opcode = ib::wc_recv;
+		c.qp_num = qpn_;
+		if (!post_cqe_locked(*rcq_, c, false, b))
+			break;
+	}
+	if (user_)
+		rq_.publish_consumer(rq_consumed_);
+	else
+		rq_.set_consumer(rq_consumed_);
+}
+
+// ---- kernel posts ----------------------------------------------------------
+
+ktl::Result<void> Qp::post_send(const sroce_wqe &wqe, const sroce_sge *sge, const void *data, u32 inline_len) {
+	ktl::Guard g(lock_);
+	if (user_)
+		return Error::from_errno(err::inval);
+	if (state_ == ib::qps_reset || state_ == ib::qps_init || state_ == ib::qps_rtr)
+		return Error::from_errno(err::inval);
+	auto p = sq_.producer(sq_done_);
+	if (p.is_error())
+		return p.error();
+	u32 prod = p.value();
+	if (prod - sq_done_ >= sq_.size())
+		return Error::from_errno(err::nomem);
+	u8 *slot = sq_.entry(prod);
+	sroce_wqe w = wqe;
+	if (w.flags & SROCE_WQE_INLINE) {
+		if (inline_len > max_inline_)
+			return Error::from_errno(err::inval);
+		w.inline_len = inline_len;
+		w.num_sge = 0;
+		__builtin_memcpy(slot + sizeof(w), data, inline_len);
+	} else {
+		if (w.num_sge > max_send_sge_)
+			return Error::from_errno(err::inval);
+		__builtin_memcpy(slot + sizeof(w), sge, usize(w.num_sge) * sizeof(sroce_sge));
+	}
+	__builtin_memcpy(slot, &w, sizeof(w));
+	sq_.publish_producer(prod + 1);
+	kick_locked(); // kernel callers may be in atomic context: send from work
+	return {};
+}
+
+ktl::Result<void> Qp::post_recv(const sroce_wqe &wqe, const sroce_sge *sge) {
+	ktl::Guard g(lock_);
+	if (user_ || srq_)
+		return Error::from_errno(err::inval);
+	if (state_ == ib::qps_reset)
+		return Error::from_errno(err::inval);
+	auto p = rq_.producer(rq_consumed_);
+	if (p.is_error())
+		return p.error();
+	u32 prod = p.value();
+	if (prod - rq_consumed_ >= rq_.size())
+		return Error::from_errno(err::nomem);
+	TRY(write_recv_wqe(rq_.entry(prod), rq_.stride(), max_recv_sge_, wqe, sge));
+	rq_.publish_producer(prod + 1);
+	if (state_ == ib::qps_err)
+		kick_locked(); // flushed from work, as ib_drain_rq expects
+	return {};
+}
+
+void Qp::doorbell(sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	requester_run_locked(b);
+}
+
+// ---- timer and work ----------------------------------------------------------
+
+void Qp::kick_locked() {
+	if (!dead_)
+		sroce_env_work_queue(work_);
+}
+
+void Qp::on_work(void *arg, sroce_env_batch *b) {
+	Qp *qp = static_cast<Qp *>(arg);
+	ktl::Guard g(qp->lock_);
+	if (qp->dead_)
+		return;
+	if (qp->state_ == ib::qps_err) {
+		qp->flush_locked(b);
+		return;
+	}
+	qp->requester_run_locked(b);
+	qp->send_read_responses_locked(b);
+}
+
+void Qp::on_timer(void *arg, sroce_env_batch *b) {
+	Qp *qp = static_cast<Qp *>(arg);
+	ktl::Guard g(qp->lock_);
+	qp->timer_armed_ = false;
+	if (qp->dead_)
+		return;
+	qp->on_timeout_locked(b);
+}
+
+} // namespace sroce

@@ -1,0 +1,269 @@
+// Qp: a queue pair. Its requester (requester.cpp) turns send WQEs into
+// packets, its completer (completer.cpp) turns ACKs and responses into
+// send completions, its responder (responder.cpp) executes incoming
+// requests. All three run under the QP's lock, so one QP's work is strictly
+// ordered while different QPs run in parallel.
+//
+// Kernel state lives here, never in the rings: a send WQE is copied out of
+// the SQ and validated once (SendWqe), and receive WQEs are copied when a
+// message starts (RecvWqe).
+#pragma once
+#include "ah.h"
+#include "cq.h"
+#include "ib_enums.h"
+#include "ktl/list.h"
+#include "packet.h"
+#include "pd.h"
+#include "ring.h"
+#include "srq.h"
+
+struct sroce_env_timer;
+struct sroce_env_work;
+struct sroce_env_pkt;
+
+namespace sroce {
+
+class Mr;
+
+// A received packet, parsed and checked by rx.cpp.
+struct RxPacket {
+	sroce_env_pkt *pkt;
+	ib::IpUdpInfo ip;
+	ib::PacketInfo pi;
+	u32 payload_off; // from the IP header
+};
+
+// 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23].
+inline s32 psn_diff(u32 a, u32 b) { return s32((a - b) << 8) >> 8; }
+inline u32 psn_add(u32 psn, u32 n) { return (psn + n) & ib::psn_mask; }
+
+// Kinds of send work request (ib::WrOpcode).
+inline bool is_atomic(u8 op) { return op == ib::wr_atomic_cmp_swp || op == ib::wr_atomic_fetch_add; }
+inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomic(op); }
+inline bool has_imm(u8 op) { return op == ib::wr_send_imm || op == ib::wr_rdma_write_imm; }
+inline bool is_write(u8 op) { return op == ib::wr_rdma_write || op == ib::wr_rdma_write_imm; }
+
+// A receive WQE copied out of the RQ/SRQ ring.
+struct RecvWqe {
+	u64 wr_id = 0;
+	u32 num_sge = 0;
+	sroce_sge sge[param::max_sge];
+};
+
+// A send WQE copied out of the SQ ring plus its transport state.
+struct SendWqe {
+	sroce_wqe wqe;
+	u32 first_psn;
+	u32 last_psn;
+	u32 npkts;
+	u64 length;     // total payload bytes
+	u8 status;      // ib::WcStatus once known
+	bool done;      // acknowledged (or failed): ready to complete
+	bool started;   // at least one packet sent
+	// sroce_sge sge[num_sge] or inline bytes follow (sq_priv_stride_)
+	sroce_sge *sges() { return reinterpret_cast<sroce_sge *>(this + 1); }
+	u8 *inline_data() { return reinterpret_cast<u8 *>(this + 1); }
+};
+
+// A READ or ATOMIC request the responder has executed, kept so that a
+// duplicate of it is answered again (IBTA 9.7.5.1.3).
+struct ReadAtomicRes {
+	bool valid = false;
+	bool atomic = false;
+	bool pending = false;  // responses still to send
+	u32 first_psn = 0;     // PSNs the request consumed
+	u32 last_psn = 0;
+	// READ, re-executed from any PSN on a duplicate (the memory is read
+	// again, IBTA 9.7.5.1.3): the current request and its progress.
+	u32 rkey = 0;
+	u32 req_psn = 0;       // PSN of the (possibly resumed) request
+	u32 next_psn = 0;
+	u64 va = 0;            // next byte to send
+	u32 remaining = 0;
+	// ATOMIC: the original value, replayed without executing again.
+	u64 orig = 0;
+};
+
+class Qp : public ktl::RefCounted<Qp> {
+public:
+	static ktl::Result<ktl::RefPtr<Qp>> create(Device &dev, const sroce_core_qp_init &init);
+	void destroy();
+
+	u32 qpn() const { return qpn_; }
+	u32 type() const { return type_; }
+	void *owner() const { return owner_; }
+	Device &device() const { return *dev_; }
+
+	ktl::Result<void> modify(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b);
+	void query(sroce_core_qp_attr *attr);
+
+	void doorbell(sroce_env_batch *b);
+	ktl::Result<void> post_send(const sroce_wqe &wqe, const sroce_sge *sge, const void *data, u32 inline_len);
+	ktl::Result<void> post_recv(const sroce_wqe &wqe, const sroce_sge *sge);
+
+	// A packet addressed to this QP (rx.cpp has parsed and checked it).
+	void receive(const RxPacket &rx, sroce_env_batch *b);
+
+	ktl::ListNode table_node; // Device QP table collision chain
+
+private:
+	friend class ktl::RefCounted<Qp>;
+	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
+	template <typename T> friend void ktl::destroy(T *);
+	Qp(Device &dev) : dev_(&dev) {}
+	~Qp();
+	ktl::Result<void> init(const sroce_core_qp_init &init);
+
+	// ---- qp.cpp: state ----
+	ktl::Result<void> check_modify_locked(const sroce_core_qp_attr &attr, u32 mask) const;
+	void apply_modify_locked(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b);
+	void to_error_locked(sroce_env_batch *b);
+	void flush_locked(sroce_env_batch *b);
+	bool connected() const { return type_ == ib::qpt_rc || type_ == ib::qpt_uc; }
+	bool sends_allowed() const { return state_ == ib::qps_rts || state_ == ib::qps_sqd; }
+	bool recv_allowed() const {
+		return state_ == ib::qps_rtr || state_ == ib::qps_rts || state_ == ib::qps_sqd;
+	}
+	void complete_send_locked(SendWqe &w, sroce_env_batch *b);
+	bool post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b);
+	u32 mtu() const { return ib::mtu_bytes(path_mtu_); }
+	void arm_retry_timer_locked();
+	static void on_timer(void *arg, sroce_env_batch *b);
+	static void on_work(void *arg, sroce_env_batch *b);
+	void kick_locked(); // more requester or responder work: run it from work
+	u32 res_slots() const { return ktl::max(max_dest_rd_atomic_, 1u); }
+
+	// ---- requester.cpp ----
+	void requester_run_locked(sroce_env_batch *b);
+	bool fetch_wqe_locked(sroce_env_batch *b);
+	ktl::Result<void> validate_wqe(const sroce_wqe &w) const;
+	bool send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b);
+	void rewind_locked(u32 psn);
+	SendWqe &swqe(u32 idx) { return *reinterpret_cast<SendWqe *>(sq_priv_ + usize(idx & sq_mask_) * sq_priv_stride_); }
+	u8 wire_opcode(const SendWqe &w, bool first, bool last) const;
+
+	// ---- completer.cpp ----
+	void on_response_locked(const RxPacket &rx, sroce_env_batch *b);
+	void on_ack_psn_locked(u32 psn, sroce_env_batch *b);
+	void on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b);
+	void on_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_batch *b);
+	void fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b);
+	void progress_locked();
+	void restart_retry_timer_locked();
+	void complete_done_locked(sroce_env_batch *b);
+	void on_timeout_locked(sroce_env_batch *b);
+
+	// ---- responder.cpp ----
+	void on_request_locked(const RxPacket &rx, sroce_env_batch *b);
+	void on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b);
+	void execute_locked(const RxPacket &rx, sroce_env_batch *b);
+	void execute_send_locked(const RxPacket &rx, sroce_env_batch *b);
+	void execute_write_locked(const RxPacket &rx, sroce_env_batch *b);
+	void execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b);
+	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 error
+	void send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b);
+	void nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b);
+	void send_read_responses_locked(sroce_env_batch *b);
+	bool send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b);
+	void ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
+	void finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b);
+	bool find_res_locked(u32 psn, u32 *idx);
+
+	// ---- tx.cpp: building packets ----
+	struct Tx {
+		sroce_env_pkt *pkt = nullptr;
+		u8 *data = nullptr;    // at the IP header
+		u32 ib_off = 0;        // BTH offset
+		u32 payload_off = 0;   // payload offset from the IP header
+		u32 len = 0;           // IP .. ICRC
+	};
+	ktl::Result<Tx> tx_begin(sroce_env_path *path, const sroce_core_path_info &pinfo, const ib::Headers &h,
+				 u32 payload, u16 sport);
+	void tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b);
+	u16 udp_sport() const { return sport_; }
+
+	ktl::RefPtr<Device> dev_;
+	ktl::RefPtr<Pd> pd_;
+	ktl::RefPtr<CompletionQueue> scq_;
+	ktl::RefPtr<CompletionQueue> rcq_;
+	ktl::RefPtr<Srq> srq_;
+	void *owner_ = nullptr;
+	u32 qpn_ = 0;
+	u32 type_ = 0;
+	bool user_ = false;
+	bool sq_sig_all_ = false;
+	u16 sport_ = 0;
+
+	ktl::SpinLock lock_;
+	// Everything below is guarded by lock_.
+	bool dead_ = false;
+	u32 state_ = ib::qps_reset;
+	u32 path_mtu_ = ib::mtu_1024;
+	u32 qkey_ = 0;
+	u32 dest_qpn_ = 0;
+	u32 access_ = 0;
+	u32 pkey_index_ = 0;
+	u32 port_ = 1;
+	u32 max_rd_atomic_ = 0;
+	u32 max_dest_rd_atomic_ = 0;
+	u32 min_rnr_timer_ = 0;
+	u32 timeout_ = 0;
+	u32 retry_cnt_ = 0;
+	u32 rnr_retry_ = 0;
+	u8 sgid_index_ = 0;
+	bool sqd_notify_ = false;
+	sroce_env_path *path_ = nullptr;
+	sroce_core_path_info path_info_{};
+
+	// Send queue.
+	Ring sq_;
+	u32 sq_mask_ = 0;
+	u32 max_send_sge_ = 0;
+	u32 max_inline_ = 0;
+	u8 *sq_priv_ = nullptr;      // SendWqe copies, one per SQ slot
+	u32 sq_priv_stride_ = 0;
+	u32 sq_fetched_ = 0;         // WQEs copied out of the ring
+	u32 sq_next_ = 0;            // WQE the requester is sending
+	u32 sq_done_ = 0;            // oldest WQE not yet completed (= published consumer)
+	u64 cur_offset_ = 0;         // bytes of sq_next_ already sent
+	u32 psn_ = 0;                // next PSN to send
+	u32 unacked_psn_ = 0;        // oldest PSN not yet acknowledged
+	u32 rd_atomic_out_ = 0;      // outstanding READ/ATOMIC requests
+	u32 retries_left_ = 0;
+	u32 rnr_left_ = 0;
+	bool rnr_wait_ = false;      // holding off after an RNR NAK
+	bool timer_armed_ = false;
+	bool sq_error_ = false;
+	u32 pkts_since_ack_req_ = 0;
+
+	// Receive queue (absent with an SRQ).
+	Ring rq_;
+	u32 max_recv_sge_ = 0;
+	u32 rq_consumed_ = 0;
+
+	// Responder.
+	u32 epsn_ = 0;               // expected PSN
+	u32 msn_ = 0;                // messages completed (24 bits)
+	bool nak_sent_ = false;      // a PSN-sequence NAK is outstanding
+	bool in_message_ = false;    // between a FIRST and its LAST
+	bool recv_valid_ = false;    // recv_ holds a receive WQE for this message
+	RecvWqe recv_;
+	u32 recv_offset_ = 0;        // bytes placed of the current message
+	u8 msg_op_ = 0;              // opcode kind of the message in progress
+	u64 write_va_ = 0;           // RDMA WRITE in progress
+	u32 write_rkey_ = 0;
+	u32 write_len_ = 0;
+	bool drop_message_ = false;  // UC: skip packets until the next FIRST/ONLY
+	bool msg_imm_ = false;
+	u32 msg_imm_data_ = 0;
+	ReadAtomicRes *res_ = nullptr; // param::max_qp_rd_atom entries, a ring
+	u32 res_next_ = 0;           // next slot to fill (free-running)
+	u32 res_send_ = 0;           // oldest slot with responses to send
+	bool ack_deferred_ = false;  // an ACK waits behind pending responses
+	u32 ack_deferred_psn_ = 0;
+
+	sroce_env_timer *timer_ = nullptr;
+	sroce_env_work *work_ = nullptr;
+};
+
+} // namespace sroce

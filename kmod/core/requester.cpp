@@ -1,0 +1,296 @@
+// Requester: copies send WQEs out of the SQ, validates them once, and turns
+// them into request packets (IBTA 9.4), within the PSN window, the
+// max_rd_atomic limit and a per-run budget; the rest continues from work or
+// when ACKs open the window.
+#include "param.h"
+#include "qp.h"
+#include "sge.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+
+
+ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
+	switch (w.opcode) {
+	case ib::wr_send:
+	case ib::wr_send_imm:
+		break;
+	case ib::wr_rdma_write:
+	case ib::wr_rdma_write_imm:
+		if (!connected())
+			return Error::from_errno(err::inval);
+		break;
+	case ib::wr_rdma_read:
+	case ib::wr_atomic_cmp_swp:
+	case ib::wr_atomic_fetch_add:
+		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE))
+			return Error::from_errno(err::inval);
+		break;
+	default:
+		return Error::from_errno(err::inval);
+	}
+	if (w.flags & SROCE_WQE_INLINE) {
+		if (w.inline_len > max_inline_)
+			return Error::from_errno(err::inval);
+	} else if (w.num_sge > max_send_sge_) {
+		return Error::from_errno(err::inval);
+	}
+	return {};
+}
+
+// Copies the next WQE out of the ring into kernel memory. false when none.
+bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
+	auto p = sq_.producer(sq_done_);
+	if (p.is_error()) { // a corrupted producer index: the QP is in error
+		to_error_locked(b);
+		return false;
+	}
+	if (p.value() == sq_fetched_)
+		return false;
+	SendWqe &w = swqe(sq_fetched_);
+	const u8 *slot = sq_.entry(sq_fetched_);
+	__builtin_memcpy(&w.wqe, slot, sizeof(w.wqe)); // one read of user memory
+	w.status = ib::wc_success;
+	w.done = w.started = false;
+	w.first_psn = w.last_psn = w.npkts = 0;
+	w.length = 0;
+	sq_fetched_++;
+	if (validate_wqe(w.wqe).is_error()) {
+		w.status = ib::wc_loc_qp_op_err;
+		return true;
+	}
+	u32 tail = sq_.stride() - u32(sizeof(sroce_wqe));
+	if (w.wqe.flags & SROCE_WQE_INLINE) {
+		__builtin_memcpy(w.inline_data(), slot + sizeof(sroce_wqe), ktl::min(w.wqe.inline_len, tail));
+		w.length = w.wqe.inline_len;
+	} else {
+		__builtin_memcpy(w.sges(), slot + sizeof(sroce_wqe), usize(w.wqe.num_sge) * sizeof(sroce_sge));
+		auto t = sge_total(SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()});
+		if (t.is_error())
+			w.status = ib::wc_loc_len_err;
+		else
+			w.length = t.value();
+	}
+	u32 mtu_b = mtu();
+	if (w.status == ib::wc_success) {
+		if (!connected() && w.length > mtu_b)
+			w.status = ib::wc_loc_len_err;
+		else if (is_atomic(w.wqe.opcode) && w.length < 8)
+			w.status = ib::wc_loc_len_err;
+	}
+	if (is_atomic(w.wqe.opcode))
+		w.npkts = 1;
+	else
+		w.npkts = w.length ? u32((w.length + mtu_b - 1) / mtu_b) : 1;
+	return true;
+}
+
+u8 Qp::wire_opcode(const SendWqe &w, bool first, bool last) const {
+	u8 base = type_ == ib::qpt_rc ? ib::op::rc : type_ == ib::qpt_uc ? ib::op::uc : ib::op::ud;
+	u8 op = w.wqe.opcode;
+	using namespace ib::op;
+	if (!connected())
+		return u8(base | (has_imm(op) ? send_only_imm : send_only));
+	switch (op) {
+	case ib::wr_rdma_read: return u8(base | read_request);
+	case ib::wr_atomic_cmp_swp: return u8(base | compare_swap);
+	case ib::wr_atomic_fetch_add: return u8(base | fetch_add);
+	default: break;
+	}
+	bool write = is_write(op), imm = has_imm(op);
+	if (first && last)
+		return u8(base | (write ? (imm ? write_only_imm : write_only) : (imm ? send_only_imm : send_only)));
+	if (first)
+		return u8(base | (write ? write_first : send_first));
+	if (last)
+		return u8(base | (write ? (imm ? write_last_imm : write_last) : (imm ? send_last_imm : send_last)));
+	return u8(base | (write ? write_middle : send_middle));
+}
+
+// Sends the next packet of WQE w (index idx). false when it could not (no
+// memory: retried later; or the WQE failed and the QP went to error).
+bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
+	u8 op = w.wqe.opcode;
+	u32 mtu_b = mtu();
+	sroce_env_path *path = path_;
+	const sroce_core_path_info *pinfo = &path_info_;
+	ktl::RefPtr<Ah> ah;
+	ib::Headers h;
+	h.bth.dest_qpn = dest_qpn_;
+	if (!connected()) {
+		ah = dev_->ahs().lookup(w.wqe.ud.ah_handle);
+		if (!ah || ah->pdn() != pd_->pdn()) {
+			fail_send_locked(w, ib::wc_loc_qp_op_err, b);
+			return false;
+		}
+		path = ah->path();
+		pinfo = &ah->info();
+		h.bth.dest_qpn = w.wqe.ud.remote_qpn & ib::qpn_mask;
+		// A Q_Key with the high bit set means "use the QP's" (IBTA 10.2.5).
+		h.deth.qkey = (w.wqe.ud.remote_qkey & 0x80000000u) ? qkey_ : w.wqe.ud.remote_qkey;
+		h.deth.src_qp = qpn_;
+	}
+	if (!path) {
+		fail_send_locked(w, ib::wc_loc_qp_op_err, b);
+		return false;
+	}
+	if (!w.started) {
+		w.started = true;
+		w.first_psn = psn_;
+		w.last_psn = psn_add(psn_, w.npkts - 1);
+	}
+	u64 off = cur_offset_;
+	u32 payload = 0;
+	bool first = off == 0, last = true;
+	if (op == ib::wr_rdma_read) {
+		h.reth.va = w.wqe.rdma.remote_addr + off;
+		h.reth.rkey = w.wqe.rdma.rkey;
+		h.reth.length = u32(w.length - off);
+	} else if (is_atomic(op)) {
+		h.atomic_eth.va = w.wqe.rdma.remote_addr;
+		h.atomic_eth.rkey = w.wqe.rdma.rkey;
+		h.atomic_eth.swap_add = op == ib::wr_atomic_cmp_swp ? w.wqe.rdma.swap : w.wqe.rdma.compare_add;
+		h.atomic_eth.compare = w.wqe.rdma.compare_add;
+	} else {
+		payload = u32(ktl::min(w.length - off, u64(mtu_b)));
+		last = off + payload == w.length;
+		if (first && is_write(op)) {
+			h.reth.va = w.wqe.rdma.remote_addr;
+			h.reth.rkey = w.wqe.rdma.rkey;
+			h.reth.length = u32(w.length);
+		}
+		if (last && has_imm(op))
+			h.immdt.imm = ktl::be32_to_cpu(w.wqe.imm_or_inv);
+	}
+	h.bth.opcode = wire_opcode(w, first, last);
+	h.bth.psn = psn_;
+	h.bth.se = last && (w.wqe.flags & SROCE_WQE_SOLICITED) && !is_read_or_atomic(op) &&
+		   (op != ib::wr_rdma_write);
+	pkts_since_ack_req_++;
+	if (type_ == ib::qpt_rc) {
+		bool pausing = sq_next_ + 1 == sq_fetched_ && last;
+		bool window = psn_diff(psn_, unacked_psn_) + 1 >= s32(param::max_unacked_pkts / 2);
+		h.bth.ack_req = is_read_or_atomic(op) || pkts_since_ack_req_ >= param::ack_req_every ||
+				(last && (pausing || window));
+		if (h.bth.ack_req)
+			pkts_since_ack_req_ = 0;
+	}
+	auto t = tx_begin(path, *pinfo, h, payload, sport_);
+	if (t.is_error()) {
+		kick_locked(); // out of memory: try again from work
+		return false;
+	}
+	Tx tx = t.release_value();
+	if (payload) {
+		ktl::Result<void> r;
+		if (w.wqe.flags & SROCE_WQE_INLINE)
+			__builtin_memcpy(tx.data + tx.payload_off, w.inline_data() + off, payload);
+		else
+			r = sge_gather(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, off, tx.data + tx.payload_off,
+				       payload);
+		if (r.is_error()) {
+			sroce_env_pkt_free(tx.pkt);
+			dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
+			fail_send_locked(w, r.error().errno_value() == err::msgsize ? ib::wc_loc_len_err : ib::wc_loc_prot_err, b);
+			return false;
+		}
+	}
+	tx_finish(tx, path, b);
+	// Advance: READ and ATOMIC requests are one packet that accounts for all
+	// their response PSNs.
+	if (op == ib::wr_rdma_read || is_atomic(op)) {
+		rd_atomic_out_++; // every (re)sent request waits for its response
+		psn_ = psn_add(w.last_psn, 1);
+		cur_offset_ = w.length;
+	} else {
+		psn_ = psn_add(psn_, 1);
+		cur_offset_ = off + payload;
+	}
+	if (cur_offset_ >= w.length) {
+		sq_next_ = idx + 1;
+		cur_offset_ = 0;
+		if (type_ != ib::qpt_rc) {
+			// Unreliable: done once sent.
+			w.done = true;
+			complete_done_locked(b);
+		}
+	}
+	return true;
+}
+
+void Qp::requester_run_locked(sroce_env_batch *b) {
+	if (dead_)
+		return;
+	if (state_ == ib::qps_err) {
+		flush_locked(b);
+		return;
+	}
+	if (!sends_allowed() || rnr_wait_ || sq_error_)
+		return;
+	u32 budget = param::tx_budget;
+	for (;;) {
+		if (sq_next_ == sq_fetched_ && !fetch_wqe_locked(b))
+			break;
+		if (state_ == ib::qps_err)
+			return;
+		SendWqe &w = swqe(sq_next_);
+		if (w.status != ib::wc_success) {
+			fail_send_locked(w, w.status, b);
+			return;
+		}
+		if (state_ == ib::qps_sqd && !w.started)
+			break; // SQ drained: no new WQE starts
+		if (type_ == ib::qpt_rc) {
+			if (psn_diff(psn_, unacked_psn_) >= s32(param::max_unacked_pkts))
+				break;
+			if (is_read_or_atomic(w.wqe.opcode) && rd_atomic_out_ >= ktl::max(max_rd_atomic_, 1u))
+				break;
+			if (!w.started && (w.wqe.flags & SROCE_WQE_FENCE) && rd_atomic_out_)
+				break;
+		}
+		if (budget-- == 0) {
+			kick_locked();
+			break;
+		}
+		if (!send_packet_locked(w, sq_next_, b))
+			break;
+	}
+	if (type_ == ib::qpt_rc && psn_ != unacked_psn_)
+		arm_retry_timer_locked();
+}
+
+// Go back to PSN psn (a NAK, a timeout): the WQE holding it is sent again
+// from that packet on, and every later one after it. PSNs of started WQEs
+// never change, so a retransmission is the same packets again.
+void Qp::rewind_locked(u32 psn) {
+	for (u32 i = sq_done_; i != sq_fetched_; i++) {
+		SendWqe &w = swqe(i);
+		if (!w.started || w.done || psn_diff(psn, w.first_psn) < 0 || psn_diff(psn, w.last_psn) > 0)
+			continue;
+		sq_next_ = i;
+		cur_offset_ = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
+		psn_ = psn;
+		// Requests before this one still wait for their responses; this
+		// one and the later ones count again when they are sent again.
+		rd_atomic_out_ = 0;
+		for (u32 j = sq_done_; j != i; j++)
+			if (!swqe(j).done && is_read_or_atomic(swqe(j).wqe.opcode))
+				rd_atomic_out_++;
+		return;
+	}
+}
+
+void Qp::arm_retry_timer_locked() {
+	if (timer_armed_ || dead_)
+		return;
+	// 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0 means wait forever.
+	if (timeout_ == 0 && !rnr_wait_)
+		return;
+	u64 ns = 4096ull << ktl::min(timeout_, 31u);
+	timer_armed_ = true;
+	sroce_env_timer_arm(timer_, ns);
+}
+
+} // namespace sroce

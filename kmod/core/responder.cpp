@@ -1,0 +1,537 @@
+// Responder: executes incoming requests (IBTA 9.7.5.1). RC checks the PSN
+// against the expected one: in order it executes, ahead it NAKs once
+// (sequence error), behind it answers the duplicate (ACK again, READ
+// re-executed from the replay slot, ATOMIC replayed from the saved value).
+// UC drops a message with a gap; UD delivers single packets with a GRH.
+#include "key_table.h"
+#include "mr.h"
+#include "param.h"
+#include "qp.h"
+#include "sge.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+
+namespace {
+constexpr u8 ack_unlimited = ib::Aeth::ack_syndrome(ib::aeth_credits_invalid);
+constexpr u32 grh_len = 40;
+} // namespace
+
+void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
+	if (!path_)
+		return;
+	ib::Headers h;
+	h.bth.opcode = ib::op::rc | ib::op::acknowledge;
+	h.bth.dest_qpn = dest_qpn_;
+	h.bth.psn = psn;
+	h.aeth.syndrome = syndrome;
+	h.aeth.msn = msn_;
+	auto t = tx_begin(path_, path_info_, h, 0, sport_);
+	if (t.is_error())
+		return; // the requester's retry timer covers a lost ACK
+	Tx tx = t.release_value();
+	tx_finish(tx, path_, b);
+}
+
+// Invalid request, remote access and remote operational errors are fatal
+// to the responder's QP (IBTA 9.9.3.1.3).
+void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
+	send_ack_locked(ib::Aeth::nak_syndrome(code), psn, b);
+	if (in_message_ && recv_valid_) {
+		u8 st = code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
+		sroce_cqe c{};
+		c.wr_id = recv_.wr_id;
+		c.status = st;
+		c.opcode = ib::wc_recv;
+		c.qp_num = qpn_;
+		post_cqe_locked(*rcq_, c, false, b);
+		recv_valid_ = false;
+	}
+	in_message_ = false;
+	to_error_locked(b);
+	if (!dead_)
+		sroce_env_event(b, owner_, code == ib::NakCode::remote_access ? ib::ev_qp_access_err : ib::ev_qp_req_err);
+}
+
+int Qp::take_recv_locked(sroce_env_batch *b) {
+	if (srq_) {
+		auto r = srq_->take(recv_, b);
+		if (r.is_error())
+			return r.error().errno_value() == err::again ? 1 : r.error().code();
+		recv_valid_ = true;
+		return 0;
+	}
+	auto p = rq_.producer(rq_consumed_);
+	if (p.is_error())
+		return p.error().code();
+	if (p.value() == rq_consumed_)
+		return 1;
+	auto r = copy_recv_wqe(rq_.entry(rq_consumed_), rq_.stride(), max_recv_sge_, recv_);
+	rq_consumed_++;
+	if (user_)
+		rq_.publish_consumer(rq_consumed_);
+	else
+		rq_.set_consumer(rq_consumed_);
+	if (r.is_error())
+		return r.error().code();
+	recv_valid_ = true;
+	return 0;
+}
+
+void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b) {
+	sroce_cqe c{};
+	c.wr_id = recv_.wr_id;
+	c.status = status;
+	bool write_imm = rx.pi.flags & ib::op_write;
+	c.opcode = write_imm ? ib::wc_recv_rdma_imm : ib::wc_recv;
+	c.byte_len = byte_len;
+	c.qp_num = qpn_;
+	c.src_qp = connected() ? dest_qpn_ : rx.pi.hdr.deth.src_qp;
+	if (imm) {
+		c.flags |= SROCE_CQE_WITH_IMM;
+		c.imm_or_inv = ktl::cpu_to_be32(msg_imm_data_);
+	}
+	if (!connected()) {
+		c.flags |= SROCE_CQE_GRH;
+		c.network_hdr_type = rx.ip.addr.ip_version == 6 ? ib::net_ipv6 : ib::net_ipv4;
+	}
+	recv_valid_ = false;
+	post_cqe_locked(*rcq_, c, rx.pi.hdr.bth.se, b);
+}
+
+// ---- UD ------------------------------------------------------------------------
+
+void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	if (pi.hdr.deth.qkey != qkey_)
+		return; // IBTA 10.2.5: silently dropped
+	if (take_recv_locked(b) != 0)
+		return; // no receive posted: UD drops
+	SgeList l{recv_.sge, recv_.num_sge, pd_->pdn()};
+	// The GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header
+	// (RoCEv2 convention, as rxe and mlx5 place it).
+	u8 grh[grh_len] = {};
+	u32 iph = rx.ip.ip_header_len;
+	u32 at = rx.ip.addr.ip_version == 6 ? 0 : 20;
+	u32 n = ktl::min(iph, grh_len - at);
+	int rc = sroce_env_pkt_read(rx.pkt, 0, grh + at, n);
+	auto r = rc ? ktl::Result<void>(Error::from_errno(-rc)) : sge_scatter(*dev_, l, 0, grh, grh_len);
+	if (!r.is_error() && pi.payload_len)
+		r = sge_scatter_pkt(*dev_, l, grh_len, rx.pkt, rx.payload_off, pi.payload_len);
+	u8 st = ib::wc_success;
+	if (r.is_error())
+		st = r.error().errno_value() == err::msgsize ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
+	msg_imm_data_ = pi.hdr.immdt.imm;
+	finish_recv_locked(st, grh_len + pi.payload_len, rx, pi.flags & ib::op_immdt, b);
+}
+
+// ---- RC / UC ---------------------------------------------------------------------
+
+void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	bool first = pi.flags & ib::op_first, last = pi.flags & ib::op_last;
+	if (first) {
+		int t = take_recv_locked(b);
+		if (t == 1) {
+			if (type_ == ib::qpt_rc)
+				send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), pi.hdr.bth.psn, b);
+			else
+				drop_message_ = true;
+			return; // epsn unchanged: the requester retries this packet
+		}
+		if (t < 0) {
+			to_error_locked(b);
+			return;
+		}
+		in_message_ = true;
+		recv_offset_ = 0;
+	}
+	SgeList l{recv_.sge, recv_.num_sge, pd_->pdn()};
+	auto r = sge_scatter_pkt(*dev_, l, recv_offset_, rx.pkt, rx.payload_off, pi.payload_len);
+	if (r.is_error()) {
+		bool len = r.error().errno_value() == err::msgsize;
+		if (type_ == ib::qpt_rc) {
+			nak_and_error_locked(len ? ib::NakCode::invalid_request : ib::NakCode::remote_op, pi.hdr.bth.psn, b);
+		} else {
+			finish_recv_locked(len ? ib::wc_loc_len_err : ib::wc_loc_prot_err, recv_offset_, rx, false, b);
+			in_message_ = false;
+			drop_message_ = true;
+		}
+		return;
+	}
+	recv_offset_ += pi.payload_len;
+	epsn_ = psn_add(pi.hdr.bth.psn, 1);
+	if (last) {
+		msg_imm_data_ = pi.hdr.immdt.imm;
+		msn_ = psn_add(msn_, 1);
+		in_message_ = false;
+		finish_recv_locked(ib::wc_success, recv_offset_, rx, pi.flags & ib::op_immdt, b);
+	}
+}
+
+void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	u32 psn = pi.hdr.bth.psn;
+	bool first = pi.flags & ib::op_first, last = pi.flags & ib::op_last;
+	bool rc = type_ == ib::qpt_rc;
+	if (first) {
+		write_va_ = pi.hdr.reth.va;
+		write_rkey_ = pi.hdr.reth.rkey;
+		write_len_ = pi.hdr.reth.length;
+		recv_offset_ = 0;
+		in_message_ = true;
+		if (!(access_ & ib::access::remote_write)) {
+			if (rc)
+				nak_and_error_locked(ib::NakCode::remote_access, psn, b);
+			else
+				drop_message_ = true;
+			return;
+		}
+	}
+	// WRITE with immediate consumes a receive WQE at its last packet; RNR
+	// before any byte of that packet is placed.
+	if (last && (pi.flags & ib::op_immdt) && !recv_valid_) {
+		int t = take_recv_locked(b);
+		if (t == 1) {
+			if (rc)
+				send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), psn, b);
+			else
+				drop_message_ = true;
+			return;
+		}
+		if (t < 0) {
+			to_error_locked(b);
+			return;
+		}
+	}
+	if (u64(recv_offset_) + pi.payload_len > write_len_ || (last && recv_offset_ + pi.payload_len != write_len_)) {
+		if (rc)
+			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
+		else
+			drop_message_ = true;
+		return;
+	}
+	if (pi.payload_len) {
+		u64 va = write_va_ + recv_offset_;
+		auto mr = dev_->keys().lookup_rkey(write_rkey_, pd_->pdn(), va, pi.payload_len, ib::access::remote_write);
+		ktl::Result<void> r;
+		if (mr.is_error()) {
+			r = mr.error();
+		} else {
+			u32 at = rx.payload_off;
+			r = mr.value()->for_each_chunk(va, pi.payload_len, [&](u8 *kva, u32 c) -> ktl::Result<void> {
+				int e = sroce_env_pkt_read(rx.pkt, at, kva, c);
+				at += c;
+				return ktl::from_rc(e);
+			});
+		}
+		if (r.is_error()) {
+			if (rc)
+				nak_and_error_locked(ib::NakCode::remote_access, psn, b);
+			else
+				drop_message_ = true;
+			return;
+		}
+	}
+	recv_offset_ += pi.payload_len;
+	epsn_ = psn_add(psn, 1);
+	if (last) {
+		msn_ = psn_add(msn_, 1);
+		in_message_ = false;
+		if (pi.flags & ib::op_immdt) {
+			msg_imm_data_ = pi.hdr.immdt.imm;
+			finish_recv_locked(ib::wc_success, write_len_, rx, true, b);
+		}
+	}
+}
+
+// The replay slot (free-running index) whose request consumed psn.
+bool Qp::find_res_locked(u32 psn, u32 *idx) {
+	u32 slots = res_slots();
+	u32 n = ktl::min(res_next_, slots);
+	for (u32 j = res_next_ - n; j != res_next_; j++) {
+		ReadAtomicRes &e = res_[j % slots];
+		if (e.valid && psn_diff(psn, e.first_psn) >= 0 && psn_diff(psn, e.last_psn) <= 0) {
+			*idx = j;
+			return true;
+		}
+	}
+	return false;
+}
+
+void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	u32 psn = pi.hdr.bth.psn;
+	bool atomic = pi.flags & ib::op_atomic;
+	u32 slots = res_slots();
+	ReadAtomicRes &e = res_[res_next_ % slots];
+	if (e.pending || (atomic && !(access_ & ib::access::remote_atomic)) ||
+	    (!atomic && !(access_ & ib::access::remote_read))) {
+		// More outstanding than max_dest_rd_atomic, or not allowed.
+		nak_and_error_locked(e.pending ? ib::NakCode::invalid_request : ib::NakCode::remote_access, psn, b);
+		return;
+	}
+	ReadAtomicRes n{};
+	n.valid = n.pending = true;
+	n.atomic = atomic;
+	n.first_psn = n.req_psn = n.next_psn = psn;
+	if (atomic) {
+		const ib::AtomicEth &a = pi.hdr.atomic_eth;
+		if (a.va & 7) {
+			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
+			return;
+		}
+		auto mr = dev_->keys().lookup_rkey(a.rkey, pd_->pdn(), a.va, 8, ib::access::remote_atomic);
+		u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(a.va);
+		if (!p) {
+			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
+			return;
+		}
+		// A real atomic on the target memory: atomic against other QPs and
+		// local CPU access alike (IB_ATOMIC_HCA).
+		if ((pi.hdr.bth.opcode & 0x1f) == ib::op::compare_swap) {
+			u64 expected = a.compare;
+			__atomic_compare_exchange_n(p, &expected, a.swap_add, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+			n.orig = expected;
+		} else {
+			n.orig = __atomic_fetch_add(p, a.swap_add, __ATOMIC_SEQ_CST);
+		}
+		n.last_psn = psn;
+	} else {
+		const ib::Reth &r = pi.hdr.reth;
+		if (r.length > param::max_msg_sz) {
+			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
+			return;
+		}
+		if (dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error()) {
+			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
+			return;
+		}
+		u32 npkts = r.length ? (r.length + mtu() - 1) / mtu() : 1;
+		n.last_psn = psn_add(psn, npkts - 1);
+		n.rkey = r.rkey;
+		n.va = r.va;
+		n.remaining = r.length;
+	}
+	e = n;
+	res_next_++;
+	epsn_ = psn_add(n.last_psn, 1);
+	msn_ = psn_add(msn_, 1);
+	send_read_responses_locked(b);
+}
+
+// Sends the next response packet of e. false when out of memory (retried
+// from work) or the READ failed (the QP is in error).
+bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
+	ib::Headers h;
+	h.bth.dest_qpn = dest_qpn_;
+	h.bth.psn = e.next_psn;
+	h.aeth.syndrome = ack_unlimited;
+	h.aeth.msn = msn_;
+	u32 payload = 0;
+	if (e.atomic) {
+		h.bth.opcode = ib::op::rc | ib::op::atomic_acknowledge;
+		h.atomic_ack_eth.orig = e.orig;
+	} else {
+		payload = ktl::min(e.remaining, mtu());
+		bool first = e.next_psn == e.req_psn, last = payload == e.remaining;
+		using namespace ib::op;
+		h.bth.opcode = u8(rc | (first && last ? read_response_only
+					: first	     ? read_response_first
+					: last	     ? read_response_last
+						     : read_response_middle));
+	}
+	auto t = tx_begin(path_, path_info_, h, payload, sport_);
+	if (t.is_error()) {
+		kick_locked();
+		return false;
+	}
+	Tx tx = t.release_value();
+	if (payload) {
+		// The key is checked for every packet: a deregistration in the
+		// middle of a long READ ends it with a NAK.
+		auto mr = dev_->keys().lookup_rkey(e.rkey, pd_->pdn(), e.va, payload, ib::access::remote_read);
+		auto r = mr.is_error() ? ktl::Result<void>(mr.error())
+				       : mr.value()->copy_from(e.va, tx.data + tx.payload_off, payload);
+		if (r.is_error()) {
+			sroce_env_pkt_free(tx.pkt);
+			dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
+			e.pending = false;
+			nak_and_error_locked(ib::NakCode::remote_access, e.next_psn, b);
+			return false;
+		}
+	}
+	tx_finish(tx, path_, b);
+	e.va += payload;
+	e.remaining -= payload;
+	e.next_psn = psn_add(e.next_psn, 1);
+	if (e.atomic || e.remaining == 0)
+		e.pending = false;
+	return true;
+}
+
+// Streams pending READ responses and ATOMIC ACKs, oldest first, within a
+// budget; then any ACK that had to wait behind them.
+void Qp::send_read_responses_locked(sroce_env_batch *b) {
+	u32 budget = param::read_resp_budget;
+	u32 slots = res_slots();
+	while (res_send_ != res_next_) {
+		ReadAtomicRes &e = res_[res_send_ % slots];
+		if (!e.pending) {
+			res_send_++;
+			continue;
+		}
+		if (state_ == ib::qps_err || budget-- == 0) {
+			if (state_ != ib::qps_err)
+				kick_locked();
+			return;
+		}
+		if (!send_one_response_locked(e, b))
+			return;
+	}
+	if (ack_deferred_) {
+		ack_deferred_ = false;
+		send_ack_locked(ack_unlimited, ack_deferred_psn_, b);
+	}
+}
+
+void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	u32 psn = pi.hdr.bth.psn;
+	if (pi.flags & (ib::op_read | ib::op_atomic)) {
+		u32 idx;
+		if (!find_res_locked(psn, &idx))
+			return; // older than the replay slots: nothing to answer
+		u32 slots = res_slots();
+		ReadAtomicRes *e = &res_[idx % slots];
+		if (!e->atomic) {
+			const ib::Reth &r = pi.hdr.reth;
+			if (dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error())
+				return;
+			// Resume from the requested PSN; the bytes must lie in the
+			// original request.
+			if (u64(u32(psn_diff(psn, e->first_psn))) * mtu() + r.length >
+			    u64(u32(psn_diff(e->last_psn, e->first_psn)) + 1) * mtu())
+				return;
+			e->rkey = r.rkey;
+			e->va = r.va;
+			e->remaining = r.length;
+			e->req_psn = e->next_psn = psn;
+		} else {
+			e->next_psn = e->first_psn;
+		}
+		e->pending = true;
+		// The later requests will come again too: answer in order from here.
+		for (u32 j = idx + 1; j != res_next_; j++)
+			res_[j % slots].pending = false;
+		res_send_ = idx;
+		send_read_responses_locked(b);
+		return;
+	}
+	// A repeated SEND/WRITE: say again how far we are (IBTA 9.7.5.1.2).
+	if (pi.hdr.bth.ack_req || (pi.flags & ib::op_last))
+		send_ack_locked(ack_unlimited, psn_add(epsn_, ib::psn_mask), b);
+}
+
+void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	u32 f = pi.flags;
+	bool rc = type_ == ib::qpt_rc;
+	// Message sequencing (IBTA 9.8.3): MIDDLE/LAST continue the message in
+	// progress, of the same kind; FIRST/ONLY/READ/ATOMIC start one.
+	bool starts = (f & ib::op_first) || (f & (ib::op_read | ib::op_atomic));
+	bool kind_ok = in_message_ ? (!starts && (f & (ib::op_send | ib::op_write)) == (msg_op_ & (ib::op_send | ib::op_write)))
+				   : starts;
+	if (!kind_ok) {
+		if (rc) {
+			nak_and_error_locked(ib::NakCode::invalid_request, pi.hdr.bth.psn, b);
+		} else {
+			in_message_ = false;
+			drop_message_ = !starts;
+			if (!starts)
+				epsn_ = psn_add(pi.hdr.bth.psn, 1);
+			else
+				execute_locked(rx, b); // a new message after a lost LAST
+		}
+		return;
+	}
+	if (starts)
+		msg_op_ = u8(f & (ib::op_send | ib::op_write));
+	if (f & ib::op_send)
+		execute_send_locked(rx, b);
+	else if (f & ib::op_write)
+		execute_write_locked(rx, b);
+	else if (rc)
+		execute_read_atomic_locked(rx, b);
+	else
+		return;
+	if (rc && state_ != ib::qps_err && pi.hdr.bth.ack_req && psn_diff(epsn_, pi.hdr.bth.psn) > 0 &&
+	    !(f & (ib::op_read | ib::op_atomic))) {
+		// Responses still streaming would be overtaken by this ACK, which
+		// acknowledges them implicitly: it goes out after them.
+		if (res_send_ != res_next_) {
+			ack_deferred_ = true;
+			ack_deferred_psn_ = pi.hdr.bth.psn;
+		} else {
+			send_ack_locked(ack_unlimited, pi.hdr.bth.psn, b);
+		}
+	}
+}
+
+void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
+	if (!recv_allowed())
+		return;
+	if (!connected()) {
+		ud_receive_locked(rx, b);
+		return;
+	}
+	const ib::PacketInfo &pi = rx.pi;
+	u32 psn = pi.hdr.bth.psn;
+	s32 d = psn_diff(psn, epsn_);
+	if (type_ == ib::qpt_uc) {
+		if (d != 0) {
+			// A gap: the message in progress is lost (IBTA 9.8.3.2).
+			epsn_ = psn;
+			if (in_message_) {
+				in_message_ = false;
+				recv_offset_ = 0;
+			}
+			drop_message_ = !(pi.flags & ib::op_first);
+		} else if (drop_message_ && (pi.flags & ib::op_first)) {
+			drop_message_ = false;
+		}
+		if (drop_message_) {
+			epsn_ = psn_add(psn, 1);
+			return;
+		}
+		execute_locked(rx, b);
+		return;
+	}
+	if (d > 0) {
+		if (!nak_sent_) {
+			nak_sent_ = true;
+			send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), epsn_, b);
+		}
+		return;
+	}
+	if (d < 0) {
+		on_duplicate_locked(rx, b);
+		return;
+	}
+	nak_sent_ = false;
+	execute_locked(rx, b);
+}
+
+void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	if (dead_)
+		return;
+	if (rx.pi.flags & ib::op_response)
+		on_response_locked(rx, b);
+	else
+		on_request_locked(rx, b);
+}
+
+} // namespace sroce

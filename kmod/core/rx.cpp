@@ -1,0 +1,77 @@
+// Packet in: IP/UDP and IB headers parsed without reading past the packet,
+// the ICRC checked over the whole packet (fragments included), the QP
+// looked up by number, and the packet handed to it. Every drop is counted.
+#include "icrc.h"
+#include "qp.h"
+
+namespace sroce {
+
+namespace {
+// Headers are read into a small linear copy: at most IP (with options) +
+// UDP + the longest IB headers.
+constexpr u32 max_hdr = 60 + 8 + ib::len::max_headers;
+
+bool transport_matches(ib::Transport t, u32 qp_type) {
+	switch (t) {
+	case ib::Transport::rc: return qp_type == ib::qpt_rc;
+	case ib::Transport::uc: return qp_type == ib::qpt_uc;
+	case ib::Transport::ud: return qp_type == ib::qpt_ud || qp_type == ib::qpt_gsi;
+	default: return false;
+	}
+}
+
+void count(ktl::Atomic<u64> &c) { c.fetch_add(1, ktl::MemoryOrder::relaxed); }
+} // namespace
+
+void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
+	RxCounters &rc = dev.rx_counters();
+	unsigned int linear = 0, total = 0;
+	sroce_env_pkt_head(pkt, &linear, &total);
+	u8 hdr[max_hdr];
+	u32 n = ktl::min(total, max_hdr);
+	count(rc.packets);
+	if (sroce_env_pkt_read(pkt, 0, hdr, n)) {
+		count(rc.bad_header);
+		sroce_env_pkt_free(pkt);
+		return;
+	}
+	RxPacket rx;
+	rx.pkt = pkt;
+	auto ip = ib::parse_ip_udp(ktl::Span<const u8>(hdr, n), total);
+	ktl::Span<const u8> ibh;
+	if (ip.is_error() || !ktl::Span<const u8>(hdr, n).subspan(ip.value().bth_offset, n - ip.value().bth_offset, &ibh)) {
+		count(rc.bad_header);
+		sroce_env_pkt_free(pkt);
+		return;
+	}
+	rx.ip = ip.value();
+	auto pi = ib::parse_ib(ibh, rx.ip.ib_len);
+	if (pi.is_error()) {
+		count(rc.bad_header);
+		sroce_env_pkt_free(pkt);
+		return;
+	}
+	rx.pi = pi.value();
+	u32 bth = rx.ip.bth_offset;
+	rx.payload_off = bth + rx.pi.payload_offset;
+	// ICRC: masked headers from the linear copy, the rest from the packet.
+	auto crc = ib::icrc_begin(ktl::Span<const u8>(hdr, bth + ib::len::bth));
+	u8 stored[4];
+	u32 rest = rx.ip.ib_len - ib::len::bth - ib::len::icrc;
+	if (crc.is_error() || sroce_env_pkt_read(pkt, bth + rx.ip.ib_len - ib::len::icrc, stored, 4) ||
+	    ib::icrc_finish(sroce_env_pkt_crc32(pkt, bth + ib::len::bth, rest, crc.value())) != ib::icrc_load(stored)) {
+		count(rc.icrc_errors);
+		sroce_env_pkt_free(pkt);
+		return;
+	}
+	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
+	if (!qp || !transport_matches(ib::opcode_info(rx.pi.hdr.bth.opcode).transport, qp->type())) {
+		count(rc.bad_qpn);
+		sroce_env_pkt_free(pkt);
+		return;
+	}
+	qp->receive(rx, b);
+	sroce_env_pkt_free(pkt);
+}
+
+} // namespace sroce

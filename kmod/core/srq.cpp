@@ -1,0 +1,122 @@
+#include "srq.h"
+#include "ib_enums.h"
+#include "param.h"
+#include "qp.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+
+ktl::Result<void> copy_recv_wqe(const u8 *slot, u32 stride, u32 max_sge, RecvWqe &out) {
+	sroce_wqe w;
+	__builtin_memcpy(&w, slot, sizeof(w)); // one read of user memory
+	if (w.num_sge > max_sge || sizeof(sroce_wqe) + usize(w.num_sge) * sizeof(sroce_sge) > stride)
+		return Error::from_errno(err::inval);
+	out.wr_id = w.wr_id;
+	out.num_sge = w.num_sge;
+	__builtin_memcpy(out.sge, slot + sizeof(sroce_wqe), usize(w.num_sge) * sizeof(sroce_sge));
+	return {};
+}
+
+ktl::Result<void> write_recv_wqe(u8 *slot, u32 stride, u32 max_sge, const sroce_wqe &wqe, const sroce_sge *sge) {
+	if (wqe.num_sge > max_sge || sizeof(sroce_wqe) + usize(wqe.num_sge) * sizeof(sroce_sge) > stride)
+		return Error::from_errno(err::inval);
+	__builtin_memcpy(slot, &wqe, sizeof(wqe));
+	__builtin_memcpy(slot + sizeof(sroce_wqe), sge, usize(wqe.num_sge) * sizeof(sroce_sge));
+	return {};
+}
+
+ktl::Result<ktl::RefPtr<Srq>> Srq::create(Device &dev, const sroce_core_srq_init &init) {
+	if (!init.pd || !init.ring || init.log_size > 31 || (1u << init.log_size) > param::max_srq_wr ||
+	    init.max_sge > param::max_srq_sge ||
+	    sizeof(sroce_wqe) + usize(init.max_sge) * sizeof(sroce_sge) > init.stride)
+		return Error::from_errno(err::inval);
+	if (!dev.counts().srqs.try_get(param::max_srq))
+		return Error::from_errno(err::nomem);
+	auto srq = ktl::make_ref<Srq>(ktl::AllocCtx::may_sleep, dev);
+	if (srq.is_error()) {
+		dev.counts().srqs.put();
+		return srq.error();
+	}
+	auto ref = srq.release_value();
+	TRY(ref->init(init));
+	return ref;
+}
+
+ktl::Result<void> Srq::init(const sroce_core_srq_init &init) {
+	TRY(lock_.init());
+	srqn_ = TRY(dev_->srq_ids().alloc());
+	pd_ = ktl::RefPtr<Pd>(reinterpret_cast<Pd *>(init.pd));
+	owner_ = init.owner;
+	user_ = init.user != 0;
+	max_sge_ = init.max_sge;
+	limit_ = init.srq_limit;
+	ring_.init(init.ring, init.log_size, init.stride);
+	return {};
+}
+
+Srq::~Srq() {
+	if (srqn_)
+		dev_->srq_ids().free(srqn_);
+	dev_->counts().srqs.put();
+}
+
+ktl::Result<void> Srq::take(RecvWqe &out, sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	if (error_)
+		return Error::from_errno(err::proto);
+	auto prod = ring_.producer(consumed_);
+	if (prod.is_error()) {
+		error_ = true;
+		if (!dead_)
+			sroce_env_event(b, owner_, ib::ev_srq_err);
+		return prod.error();
+	}
+	u32 posted = prod.value() - consumed_;
+	if (posted == 0)
+		return Error::from_errno(err::again);
+	auto r = copy_recv_wqe(ring_.entry(consumed_), ring_.stride(), max_sge_, out);
+	ring_.publish_consumer(++consumed_);
+	if (r.is_error())
+		return r.error(); // the WQE is consumed: the caller completes it in error
+	if (limit_ && posted - 1 < limit_) {
+		limit_ = 0; // one event per arm (IBTA 10.2.9.3)
+		if (!dead_)
+			sroce_env_event(b, owner_, ib::ev_srq_limit_reached);
+	}
+	return {};
+}
+
+ktl::Result<void> Srq::post(const sroce_wqe &wqe, const sroce_sge *sge) {
+	ktl::Guard g(lock_);
+	if (user_)
+		return Error::from_errno(err::inval);
+	if (kprod_ - consumed_ >= ring_.size())
+		return Error::from_errno(err::nomem);
+	TRY(write_recv_wqe(ring_.entry(kprod_), ring_.stride(), max_sge_, wqe, sge));
+	ring_.publish_producer(++kprod_);
+	return {};
+}
+
+ktl::Result<void> Srq::set_limit(u32 limit) {
+	ktl::Guard g(lock_);
+	if (limit > ring_.size())
+		return Error::from_errno(err::inval);
+	limit_ = limit;
+	return {};
+}
+
+void Srq::query(u32 *max_wr, u32 *max_sge, u32 *limit) {
+	ktl::Guard g(lock_);
+	*max_wr = ring_.size();
+	*max_sge = max_sge_;
+	*limit = limit_;
+}
+
+void Srq::kill() {
+	ktl::Guard g(lock_);
+	dead_ = true;
+}
+
+} // namespace sroce

@@ -1,0 +1,57 @@
+// Srq: a shared receive queue. QPs take one receive WQE at the first packet
+// of each message, under the SRQ's lock; the limit event fires once when
+// the number of posted WQEs drops below the armed limit.
+#pragma once
+#include "cq.h"
+#include "pd.h"
+#include "ring.h"
+
+namespace sroce {
+
+struct RecvWqe;
+
+class Srq : public ktl::RefCounted<Srq> {
+public:
+	static ktl::Result<ktl::RefPtr<Srq>> create(Device &dev, const sroce_core_srq_init &init);
+
+	// Copies the next receive WQE out. -EAGAIN when empty, -EPROTO when the
+	// ring is corrupt (the SRQ is then in error: SRQ_ERR raised once).
+	ktl::Result<void> take(RecvWqe &out, sroce_env_batch *b);
+	ktl::Result<void> post(const sroce_wqe &wqe, const sroce_sge *sge);
+	ktl::Result<void> set_limit(u32 limit);
+	void query(u32 *max_wr, u32 *max_sge, u32 *limit);
+	u32 srqn() const { return srqn_; }
+	u32 pdn() const { return pd_->pdn(); }
+	void kill();
+
+private:
+	friend class ktl::RefCounted<Srq>;
+	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
+	template <typename T> friend void ktl::destroy(T *);
+	Srq(Device &dev) : dev_(&dev) {}
+	~Srq();
+	ktl::Result<void> init(const sroce_core_srq_init &init);
+
+	ktl::RefPtr<Device> dev_;
+	ktl::RefPtr<Pd> pd_;
+	void *owner_ = nullptr;
+	u32 srqn_ = 0;
+	bool user_ = false;
+	u32 max_sge_ = 0;
+	ktl::SpinLock lock_;
+	Ring ring_;          // guarded by lock_
+	u32 consumed_ = 0;   // guarded by lock_
+	u32 kprod_ = 0;      // guarded by lock_: kernel SRQs, our producer
+	u32 limit_ = 0;      // guarded by lock_: 0 = disarmed
+	bool error_ = false; // guarded by lock_
+	bool dead_ = false;  // guarded by lock_
+};
+
+// Copies a receive WQE (header + SGEs) out of ring memory into kernel
+// memory, validating num_sge against the queue's own limit. Shared by the
+// RQ and the SRQ.
+ktl::Result<void> copy_recv_wqe(const u8 *slot, u32 stride, u32 max_sge, RecvWqe &out);
+// Writes a receive WQE into a kernel ring slot.
+ktl::Result<void> write_recv_wqe(u8 *slot, u32 stride, u32 max_sge, const sroce_wqe &wqe, const sroce_sge *sge);
+
+} // namespace sroce
