@@ -191,30 +191,6 @@ extern const struct ib_device_ops sroce_ah_ops;
 /* qp.c: the core's view of an ib_qp_attr path (IB_QP_AV); ah.c too. */
 int sroce_check_roce_ah_attr(const struct rdma_ah_attr *ah_attr);
 
-/*
- * Data-path services of the glue (batch.c, path.c; declared here until they
- * land on this branch - the merge keeps the glue helper's definitions).
- * Every core call that takes a batch is bracketed by sroce_batch_init and
- * sroce_batch_flush, which sends the queued packets and raises the queued
- * events inside an RCU read-side section.
- */
-#ifndef SROCE_GLUE_HAS_BATCH
-struct sroce_env_batch {
-	struct sk_buff_head pkts;
-	unsigned int nevents;
-	struct {
-		void *owner;
-		int kind;
-	} events[8];
-};
-#endif
-void sroce_batch_init(struct sroce_env_batch *b);
-void sroce_batch_flush(struct sroce_dev *sdev, struct sroce_env_batch *b);
-/* Resolves the route for a RoCE ah_attr (GRH required); ERR_PTR on failure.
- * The reference goes to the core with the object it is given to. */
-struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
-					 struct sroce_core_path_info *info);
-
 /* mr.c */
 extern const struct ib_device_ops sroce_mr_ops;
 int sroce_mr_init(void);
@@ -260,7 +236,6 @@ struct sroce_env_batch {
 	unsigned int nevents;
 	struct sroce_batch_event events[SROCE_BATCH_EVENTS]; /* distinct entries */
 };
-#define SROCE_GLUE_HAS_BATCH 1
 
 /* batch.c */
 void sroce_batch_init(struct sroce_env_batch *b);
