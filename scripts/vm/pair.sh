@@ -118,7 +118,8 @@ prc=0 timed_out=0
 for g in a b; do
 	[ "$g" != "$stopped" ] || continue
 	result "$out/$g" "${qrc[$g]}" "guest $g (vm-$g): "
-	[ "$verbose" = 0 ] || timings "$out/$g" "$t0" "$t1" "$rc" "guest $g (vm-$g): "
+	[ "$verbose" = 0 ] || msg "guest $g (vm-$g): uptime at command start" \
+		"$(awk '{ print $1 }' "$out/$g/.vm/t-start" 2>/dev/null || echo '?') s, exit $rc"
 	[ "$rc" -ne 124 ] || timed_out=1
 	if [ "$rc" -ne 0 ]; then
 		msg "guest $g (vm-$g) failed: exit $rc"
@@ -127,6 +128,7 @@ for g in a b; do
 done
 [ "$timed_out" = 0 ] || prc=124
 rc=$prc
+[ "$verbose" = 0 ] || msg "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "wall %.1f s", b - a }'), exit $rc"
 
 trap - INT TERM HUP EXIT
 if [ "$rc" -ne 0 ] || [ "$keep" = 1 ]; then
