@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # `scripts/vm-run --pair`: two guests joined by one virtual Ethernet wire.
 # Sourced by scripts/vm-run after its caches are ready; uses its functions
 # (prepare_out, qemu_cmd, result, timings, msg) and variables, and sets rc.
@@ -91,12 +92,12 @@ tb=$!
 failed() { [ "$2" -ne 0 ] || [ "$(cat "$1/status" 2>/dev/null)" != 0 ]; }
 
 set +e
-declare -A qrc=()
+declare -A gqrc=()
 stopped=""
 wait -n -p done_pid "$qa" "$qb"
 r=$?
 if [ "$done_pid" = "$qa" ]; then first=a other=b opid=$qb; else first=b other=a opid=$qa; fi
-qrc[$first]=$r
+gqrc[$first]=$r
 if failed "$out/$first" "$r"; then
 	for _ in $(seq $((grace * 10))); do
 		kill -0 "$opid" 2>/dev/null || break
@@ -108,7 +109,7 @@ if failed "$out/$first" "$r"; then
 	fi
 fi
 wait "$opid"
-qrc[$other]=$?
+gqrc[$other]=$?
 wait "$ta"
 wait "$tb"
 set -e
@@ -117,7 +118,7 @@ t1=$(date +%s.%N)
 prc=0 timed_out=0
 for g in a b; do
 	[ "$g" != "$stopped" ] || continue
-	result "$out/$g" "${qrc[$g]}" "guest $g (vm-$g): "
+	result "$out/$g" "${gqrc[$g]}" "guest $g (vm-$g): "
 	[ "$verbose" = 0 ] || msg "guest $g (vm-$g): uptime at command start" \
 		"$(awk '{ print $1 }' "$out/$g/.vm/t-start" 2>/dev/null || echo '?') s, exit $rc"
 	[ "$rc" -ne 124 ] || timed_out=1

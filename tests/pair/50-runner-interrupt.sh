@@ -6,8 +6,8 @@
 
 # Both commands have started once each guest recorded its start time.
 started() {
-	local i
-	for i in $(seq 600); do
+
+	for _ in $(seq 600); do
 		[ -s "$OUT/a/.vm/t-start" ] && [ -s "$OUT/b/.vm/t-start" ] && return 0
 		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.2
