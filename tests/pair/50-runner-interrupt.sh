@@ -6,7 +6,6 @@
 
 # Both commands have started once each guest recorded its start time.
 started() {
-
 	for _ in $(seq 600); do
 		[ -s "$OUT/a/.vm/t-start" ] && [ -s "$OUT/b/.vm/t-start" ] && return 0
 		kill -0 "$pid" 2>/dev/null || return 1
