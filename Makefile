@@ -2,7 +2,7 @@
 #
 #   make setup        install Debian packages, fetch the target kernel image
 #   make              build the module, the provider, test programs, host tests
-#   make test         build everything, run host + VM tests, print a summary
+#   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make install      install sroce.ko and the provider on this host
@@ -27,7 +27,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-slow demo install clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-pair test-slow demo install clean
 
 all: kmod user progs host dump
 
@@ -128,6 +128,10 @@ test-host: host
 # ---- VM tests ----------------------------------------------------------------
 test-vm: kmod user progs
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
+
+# Two VMs on one virtual wire (scripts/vm-run --pair), one pair at a time.
+test-pair: kmod user progs
+	bash $(TOP)/scripts/run-pair-tests.sh --kernel $(KVER)
 
 test: all
 	bash $(TOP)/scripts/test-all.sh --kernel $(KVER)
