@@ -12,7 +12,7 @@
 #include "packet.h"
 
 using namespace tfx;
-using namespace sroce;
+namespace ib = sroce::ib;
 
 namespace {
 constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
