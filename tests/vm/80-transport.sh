@@ -7,14 +7,7 @@
 # vm-timeout: 1200
 . "$(dirname "$0")/lib.sh"
 
-ip netns add h1
-ip netns add h2
-ip link add veth-h1 netns h1 type veth peer name veth-h2 netns h2
-for h in 1 2; do
-	ip -n h$h link set lo up
-	ip -n h$h link set veth-h$h mtu 1500 up
-	ip -n h$h addr add 10.0.8.$h/24 dev veth-h$h
-done
+two_hosts 8 1500
 modprobe sroce
 modprobe rdma_ucm
 ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1
