@@ -26,7 +26,13 @@ pair() {
 	cli=("$@")
 	ip netns exec h1 timeout 300 "${srv[@]}" >/tmp/t.server 2>&1 &
 	spid=$!
-	sleep 1
+	# Servers that take their port from -p listen on TCP there first (the
+	# rest, rdma_cm listeners, get a moment).
+	if [[ " ${srv[*]} " == *" -p $port "* && " ${srv[*]} " != *" -R "* ]]; then
+		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
+	else
+		sleep 2
+	fi
 	ip netns exec h2 timeout 300 "${cli[@]}" >/tmp/t.client 2>&1
 	rc2=$?
 	wait $spid
