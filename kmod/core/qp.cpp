@@ -127,8 +127,7 @@ void Qp::destroy() {
 // ---- attributes ------------------------------------------------------------
 
 ktl::Result<void> Qp::check_modify_locked(const sroce_core_qp_attr &a, u32 mask) const {
-	u32 cur = (mask & ib::attr_cur_state) ? a.cur_qp_state : state_;
-	u32 next = (mask & ib::attr_state) ? a.qp_state : cur;
+	u32 next = (mask & ib::attr_state) ? a.qp_state : state_;
 	if ((mask & ib::attr_cur_state) && a.cur_qp_state != state_ &&
 	    !(state_ == ib::qps_sqe && a.cur_qp_state == ib::qps_rts))
 		return Error::from_errno(err::inval);
@@ -160,7 +159,6 @@ ktl::Result<void> Qp::check_modify_locked(const sroce_core_qp_attr &a, u32 mask)
 		return Error::from_errno(err::inval);
 	if ((mask & ib::attr_dest_qpn) && a.dest_qp_num > ib::qpn_mask)
 		return Error::from_errno(err::inval);
-	(void)cur;
 	return {};
 }
 
@@ -274,13 +272,13 @@ void Qp::query(sroce_core_qp_attr *a) {
 
 // ---- errors and completions ------------------------------------------------
 
-void Qp::to_error_locked(sroce_env_batch *b) {
+void Qp::to_error_locked(sroce_env_batch *b, int event) {
 	if (state_ == ib::qps_err)
 		return;
 	state_ = ib::qps_err;
 	flush_locked(b);
 	if (!dead_)
-		sroce_env_event(b, owner_, ib::ev_qp_fatal);
+		sroce_env_event(b, owner_, event);
 }
 
 bool Qp::post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b) {

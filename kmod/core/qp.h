@@ -118,7 +118,8 @@ private:
 	// ---- qp.cpp: state ----
 	ktl::Result<void> check_modify_locked(const sroce_core_qp_attr &attr, u32 mask) const;
 	void apply_modify_locked(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b);
-	void to_error_locked(sroce_env_batch *b);
+	// To ERR with the affiliated asynchronous event that says why.
+	void to_error_locked(sroce_env_batch *b, int event = ib::ev_qp_fatal);
 	void flush_locked(sroce_env_batch *b);
 	bool connected() const { return type_ == ib::qpt_rc || type_ == ib::qpt_uc; }
 	bool sends_allowed() const { return state_ == ib::qps_rts || state_ == ib::qps_sqd; }

@@ -51,9 +51,7 @@ void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
 		recv_valid_ = false;
 	}
 	in_message_ = false;
-	to_error_locked(b);
-	if (!dead_)
-		sroce_env_event(b, owner_, code == ib::NakCode::remote_access ? ib::ev_qp_access_err : ib::ev_qp_req_err);
+	to_error_locked(b, code == ib::NakCode::remote_access ? ib::ev_qp_access_err : ib::ev_qp_req_err);
 }
 
 int Qp::take_recv_locked(sroce_env_batch *b) {

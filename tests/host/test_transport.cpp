@@ -202,6 +202,9 @@ TEST_CASE("transport: errors complete with the right status", "[transport][error
 		REQUIRE(f.wait_cqes(a, 1, ca));
 		CHECK(ca[0].status == ib::wc_rem_access_err);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
+		// The responder's QP reports why it failed: an access error, once.
+		CHECK(f.sim().events_for(&qb.owner) == std::vector<int>{ib::ev_qp_access_err});
+		CHECK(f.sim().events_for(&qa.owner) == std::vector<int>{ib::ev_qp_fatal});
 	}
 	SECTION("out of bounds WRITE: REM_ACCESS_ERR, guards intact") {
 		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
