@@ -150,6 +150,12 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &sroce_qp_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_ah_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_unsupported_ops);
+	/* uverbs leaves these write commands off unless the driver asks:
+	 * POST_SEND is the doorbell, REQ_NOTIFY_CQ arms a CQ. (POLL_CQ and
+	 * the receive posts stay off: user rings are not the kernel's to
+	 * consume or fill.) */
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 
 	/* Claim the netdev before registering, so that two concurrent adds
 	 * cannot both succeed. */

@@ -290,18 +290,20 @@ static void cq_consumer_case(struct ibv_context *ctx)
 {
 	struct sroce_uring *cqr;
 	struct ibv_sge sge;
-	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_INLINE }, *bad;
 	struct rig r;
 
 	printf("-- CQ consumer index ahead of the producer\n");
-	if (rig_up(&r, ctx, IBV_QPT_UD) || !r.mr) {
+	if (rig_up(&r, ctx, IBV_QPT_UD)) {
 		CHECK(0, "CQ case: set up");
 		rig_down(&r);
 		return;
 	}
 	cqr = &to_scq(r.cq)->ring;
 	sroce_store_release(&cqr->hdr->consumer, cqr->hdr->producer + 12345);
-	sge = (struct ibv_sge){ .addr = (uintptr_t)r.buf, .length = 16, .lkey = r.mr->lkey };
+	/* Inline: no MR needed. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)r.buf, .length = 16 };
 	wr.wr.ud.ah = r.ah;
 	wr.wr.ud.remote_qpn = 0x4242;
 	wr.wr.ud.remote_qkey = 0x1234;
@@ -338,7 +340,7 @@ static int mode_hold(struct ibv_context *ctx, const char *ready)
 		if (rig_up(&rc[i], ctx, IBV_QPT_RC))
 			return 1;
 	for (int i = 0; i < 2; i++)
-		if (rig_up(&ud[i], ctx, IBV_QPT_UD) || !ud[i].mr)
+		if (rig_up(&ud[i], ctx, IBV_QPT_UD))
 			return 1;
 	srq = ibv_create_srq(rc[0].pd, &sia);
 	if (!srq)
@@ -350,10 +352,11 @@ static int mode_hold(struct ibv_context *ctx, const char *ready)
 	fflush(stdout);
 	for (;;) {
 		for (int i = 0; i < 2; i++) {
-			struct ibv_sge sge = { .addr = (uintptr_t)ud[i].buf, .length = 64,
-					       .lkey = ud[i].mr->lkey };
-			struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+			/* Inline sends and empty receives: no MR needed. */
+			struct ibv_sge sge = { .addr = (uintptr_t)ud[i].buf, .length = 64 };
+			struct ibv_recv_wr rwr = { .num_sge = 0 }, *rbad;
 			struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1,
+						  .send_flags = IBV_SEND_INLINE,
 						  .wr.ud = { .ah = ud[i].ah, .remote_qpn = 0x4242,
 							     .remote_qkey = 0x1234 } }, *bad;
 			struct ibv_wc wc[8];

@@ -90,10 +90,13 @@ sroce_counts() {
 	cat "/sys/kernel/debug/sroce/$1/counts"
 }
 
-# counts_zero IBDEV: no QP, CQ, SRQ, MR or AH is alive, no page pinned and
-# no packet in flight.
+# counts_zero IBDEV: no QP, CQ, SRQ, MR or AH is alive, no page pinned, no
+# packet in flight and no path held (the other lines are running totals).
 counts_zero() {
-	sroce_counts "$1" | awk '{ print } $2 != 0 { bad = 1 } END { exit bad }'
+	sroce_counts "$1" | awk '
+		$1 ~ /^(qps|cqs|srqs|mrs|ahs|pinned_pages|pkts_in_flight|core_pkts_in_flight|glue_pkts_in_flight|paths)$/ {
+			print; if ($2 != 0) bad = 1 }
+		END { exit bad }'
 }
 
 # count_of IBDEV NAME: one count.
