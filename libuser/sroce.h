@@ -140,6 +140,11 @@ int sroce_is_sroce_context(struct ibv_context *ibctx);
 void sroce_free_context(struct ibv_context *ibctx);
 extern const struct verbs_context_ops sroce_ctx_ops;
 
+/* mr.c */
+struct ibv_mr *sroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			    int access);
+int sroce_dereg_mr(struct verbs_mr *vmr);
+
 /* cq.c */
 struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *channel,
 			       int comp_vector);

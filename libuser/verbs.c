@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * verbs.c - the control-path verbs of the provider: queries and protection
- * domains, and the table of every verb the provider implements (queues are
- * in cq.c, qp.c, srq.c, ah.c).
+ * domains, and the table of every verb the provider implements (memory
+ * regions are in mr.c, queues in cq.c, qp.c, srq.c, ah.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,6 +75,7 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
 	.dealloc_pd = sroce_dealloc_pd,
+	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
@@ -88,6 +89,7 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.post_srq_recv = sroce_post_srq_recv,
 	.query_device_ex = sroce_query_device_ex,
 	.query_port = sroce_query_port,
+	.reg_mr = sroce_reg_mr,
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
 	/* Arming is a command: the kernel owns the notification state. */

@@ -1,6 +1,7 @@
 // Qp life cycle, attributes, state machine, completions and the timer/work
 // plumbing the requester, completer and responder share.
 #include "qp.h"
+#include "ktl/byteorder.h"
 #include "param.h"
 #include "qp_attr.h"
 

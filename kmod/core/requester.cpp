@@ -2,6 +2,7 @@
 // them into request packets (IBTA 9.4), within the PSN window, the
 // max_rd_atomic limit and a per-run budget; the rest continues from work or
 // when ACKs open the window.
+#include "ktl/byteorder.h"
 #include "param.h"
 #include "qp.h"
 #include "sge.h"
@@ -270,6 +271,7 @@ void Qp::rewind_locked(u32 psn) {
 		if (!w.started || w.done || psn_diff(psn, w.first_psn) < 0 || psn_diff(psn, w.last_psn) > 0)
 			continue;
 		sq_next_ = i;
+		ooo_mask_ = 0;
 		cur_offset_ = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
 		psn_ = psn;
 		// Requests before this one still wait for their responses; this

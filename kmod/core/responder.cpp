@@ -5,6 +5,7 @@
 // UC drops a message with a gap; UD delivers single packets with a GRH.
 #include "key_table.h"
 #include "mr.h"
+#include "ktl/byteorder.h"
 #include "param.h"
 #include "qp.h"
 #include "sge.h"
@@ -458,7 +459,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	}
 	if (starts)
-		msg_op_ = u8(f & (ib::op_send | ib::op_write));
+		msg_op_ = f & (ib::op_send | ib::op_write);
 	if (f & ib::op_send)
 		execute_send_locked(rx, b);
 	else if (f & ib::op_write)

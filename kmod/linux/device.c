@@ -11,7 +11,9 @@
 #include "sroce.h"
 
 /* Every sroce device from allocation to dealloc_driver. The mutex is never
- * held across a call that takes rtnl or waits for ib_core. */
+ * held across a call that takes rtnl or waits for ib_core. Readers in the
+ * receive path walk the list under RCU: ib_core frees a device with
+ * kfree_rcu after dealloc_driver unlinked it. */
 static LIST_HEAD(sroce_devices);
 static DEFINE_MUTEX(sroce_devices_lock);
 
@@ -43,6 +45,17 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev)
 		sdev = NULL; /* not yet, or no longer, registered */
 	mutex_unlock(&sroce_devices_lock);
 	return sdev;
+}
+
+/* The same from the receive path, under rcu_read_lock(). */
+struct sroce_dev *sroce_dev_get_by_netdev_rcu(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &sroce_devices, list)
+		if (sdev->ndev == ndev)
+			return ib_device_try_get(&sdev->ibdev) ? sdev : NULL;
+	return NULL;
 }
 
 static void sroce_dispatch_port_event(struct sroce_dev *sdev, enum sroce_core_port_event ev)
@@ -97,9 +110,16 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	mutex_lock(&sroce_devices_lock);
-	list_del_init(&sdev->list); /* no-op if never claimed */
+	if (!list_empty(&sdev->list)) /* claimed */
+		list_del_rcu(&sdev->list);
 	mutex_unlock(&sroce_devices_lock);
+	/* Waits for readers of counts, which ask the core. */
+	sroce_debugfs_remove_dev(sdev);
 	sroce_core_dev_destroy(sdev->core);
+	/* The core has released every path and packet with its objects: what
+	 * is left would be used after this device is freed. */
+	WARN_ON(atomic_long_read(&sdev->counts.paths) ||
+		atomic_long_read(&sdev->counts.pkts_in_flight));
 	sdev->core = NULL;
 	if (sdev->sn)
 		sroce_net_put(sdev->sn);
@@ -115,7 +135,7 @@ static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 	claimed = !sroce_dev_find_locked(ndev);
 	if (claimed) {
 		sdev->ndev = ndev;
-		list_add_tail(&sdev->list, &sroce_devices);
+		list_add_tail_rcu(&sdev->list, &sroce_devices);
 	}
 	mutex_unlock(&sroce_devices_lock);
 	return claimed;
@@ -145,11 +165,11 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
 	/* From here every failure ends in ib_dealloc_device -> dealloc. */
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_mr_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_cq_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_srq_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_qp_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_ah_ops);
-	ib_set_device_ops(&sdev->ibdev, &sroce_unsupported_ops);
 	/* uverbs leaves these write commands off unless the driver asks:
 	 * POST_SEND is the doorbell, REQ_NOTIFY_CQ arms a CQ. (POLL_CQ and
 	 * the receive posts stay off: user rings are not the kernel's to

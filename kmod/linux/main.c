@@ -5,6 +5,7 @@
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/workqueue.h>
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
@@ -43,17 +44,32 @@ static int __init sroce_init(void)
 {
 	int err;
 
-	err = sroce_net_init();
+	err = sroce_mr_init();
 	if (err)
 		return err;
+	sroce_dp_wq = alloc_workqueue("sroce_dp", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	err = -ENOMEM;
+	if (!sroce_dp_wq)
+		goto err_wq;
+	sroce_debugfs_init();
+	err = sroce_net_init();
+	if (err)
+		goto err_net;
 	err = register_netdevice_notifier(&sroce_netdev_notifier);
-	if (err) {
-		sroce_net_exit();
-		return err;
-	}
+	if (err)
+		goto err_notifier;
 	rdma_link_register(&sroce_link_ops);
 	pr_info("sroce: loaded (ABI %u)\n", SROCE_ABI_VERSION);
 	return 0;
+
+err_notifier:
+	sroce_net_exit();
+err_net:
+	sroce_debugfs_exit();
+	destroy_workqueue(sroce_dp_wq);
+err_wq:
+	sroce_mr_exit();
+	return err;
 }
 
 static void __exit sroce_exit(void)
@@ -64,6 +80,10 @@ static void __exit sroce_exit(void)
 	sroce_dev_remove_all();
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_net_exit();
+	sroce_debugfs_exit();
+	/* The core destroyed every timer and work item with its objects. */
+	destroy_workqueue(sroce_dp_wq);
+	sroce_mr_exit(); /* unpinning deferred by in-flight packets */
 	pr_info("sroce: unloaded\n");
 }
 

@@ -7,8 +7,13 @@
  * rdma_rxe holds UDP 4791 in init_net only; opening our sockets lazily in the
  * device's own namespace lets sroce and rxe run side by side in one kernel.
  */
+#include <linux/if_vlan.h>
+#include <linux/inetdevice.h>
 #include <linux/mutex.h>
+#include <linux/udp.h>
 #include <linux/workqueue.h>
+#include <net/addrconf.h>
+#include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
@@ -25,11 +30,78 @@ struct sroce_net {
 static unsigned int sroce_net_id;
 static struct workqueue_struct *sroce_wq;
 
+atomic_long_t sroce_rx_no_dev;
+
+/* The BTH: the least the core looks at in every packet. */
+#define SROCE_BTH_BYTES 12
+
+/*
+ * A packet to one of this host's addresses came through lo (a local route):
+ * the device is the one on the netdev that owns the destination address.
+ */
+static struct net_device *sroce_rx_local_netdev(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb->dev);
+	struct net_device *ndev = NULL;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		ndev = __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+	} else if (IS_ENABLED(CONFIG_IPV6) && skb->protocol == htons(ETH_P_IPV6)) {
+		ndev = ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
+		if (IS_ERR(ndev))
+			ndev = NULL;
+	}
+	return ndev;
+}
+
+/* The device a packet is for, with an ib_device reference; NULL if none. */
+static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct sroce_dev *sdev = NULL;
+
+	rcu_read_lock();
+	if (ndev->flags & IFF_LOOPBACK)
+		ndev = sroce_rx_local_netdev(skb);
+	if (ndev && is_vlan_dev(ndev)) /* GIDs of VLAN uppers are the port's too */
+		ndev = vlan_dev_real_dev(ndev);
+	if (ndev)
+		sdev = sroce_dev_get_by_netdev_rcu(ndev);
+	rcu_read_unlock();
+	return sdev;
+}
+
+/*
+ * UDP has checked the checksum and trimmed the skb to the datagram; data is
+ * at the UDP header. Softirq. The ib_device reference keeps the device
+ * registered (ib_unregister_device waits for it) until the batch is flushed.
+ */
 static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
-	/* The transport arrives with the next milestone; until then nothing
-	 * is accepted and nothing leaks. */
-	kfree_skb(skb);
+	struct sroce_env_batch b;
+	struct sroce_dev *sdev;
+
+	sdev = sroce_rx_dev(skb);
+	if (!sdev) {
+		atomic_long_inc(&sroce_rx_no_dev);
+		kfree_skb(skb);
+		return 0;
+	}
+	/* The core's offsets count from the IP header, which the IP layer
+	 * pulled but left in place; it needs the headers up to the BTH in the
+	 * linear part, not the payload. */
+	if (!pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr) + SROCE_BTH_BYTES)) {
+		atomic_long_inc(&sdev->counts.rx_short);
+		kfree_skb(skb);
+		goto out;
+	}
+	__skb_push(skb, -skb_network_offset(skb));
+	atomic_long_inc(&sdev->counts.rx_pkts);
+	sroce_batch_init(&b);
+	sroce_core_rx(sdev->core, sroce_pkt_from_rx(sdev, skb), &b);
+	sroce_batch_flush(sdev, &b);
+out:
+	ib_device_put(&sdev->ibdev);
 	return 0;
 }
 

@@ -174,7 +174,26 @@ verbs_get_device(const struct ibv_device *dev)
  * Order is alphabetical and ABI-relevant: do not reorder or add members.
  * ------------------------------------------------------------------------ */
 
-struct verbs_mr;	/* opaque here; needed only as a pointer type below */
+/* How an MR was made (libibverbs fills it in ibv_cmd_reg_mr). */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/* The provider's MR: allocated by the provider, filled by ibv_cmd_reg_mr,
+ * handed back to dereg_mr. */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;		/* must stay first */
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
+static inline struct verbs_mr *verbs_get_mr(struct ibv_mr *mr)
+{
+	return (struct verbs_mr *)((uintptr_t)mr - offsetof(struct verbs_mr, ibv_mr));
+}
 
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
@@ -330,6 +349,15 @@ struct ibv_alloc_pd {				/* IB_USER_VERBS_CMD_ALLOC_PD */
 	__aligned_u64 response;
 };
 
+struct ibv_reg_mr {				/* IB_USER_VERBS_CMD_REG_MR */
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 start;
+	__aligned_u64 length;
+	__aligned_u64 hca_va;
+	__u32 pd_handle;
+	__u32 access_flags;
+};
 /*
  * The queue commands.  In libibverbs each of these is the header followed by
  * the kernel's request struct "loose" inside a union; a struct holding the
@@ -405,6 +433,17 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 /* DEALLOC_PD; does not free pd. */
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
 
+/* REG_MR (write() only). Fills cmd from the arguments; on success fills
+ * vmr->ibv_mr (handle, lkey, rkey, context), mr_type and access. addr,
+ * length, pd are set by libibverbs after reg_mr returns. Returns an errno. */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access,
+		   struct verbs_mr *vmr, struct ibv_reg_mr *cmd,
+		   size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+
+/* DEREG_MR (ioctl, falls back to write()); does not free vmr. */
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 /*
  * Queue objects.  Each create fills the libibverbs object it is given
  * (handle, context, ...; the provider allocates it), sends the core request
@@ -544,9 +583,11 @@ SROCE_PABI_CHECK(offsetof(struct verbs_device, core_support) == 704);
 SROCE_PABI_CHECK(sizeof(struct verbs_context_ops) == 76 * sizeof(void *));
 SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, alloc_pd) == 40);
 SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, dealloc_pd) == 208);
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, dereg_mr) == 224);
 SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, free_context) == 312);
 SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, query_device_ex) == 464);
 SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, query_port) == 480);
+SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, reg_mr) == 544);
 SROCE_PABI_CHECK(offsetof(struct verbs_context_ops, unimport_pd) == 600);
 
 /* From the public header, but the provider depends on it too. */
@@ -562,6 +603,11 @@ SROCE_PABI_CHECK(offsetof(struct ibv_query_port, port_num) == 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_alloc_pd) == 16);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_get_context_resp) == 8);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_alloc_pd_resp) == 4);
+SROCE_PABI_CHECK(sizeof(struct ibv_reg_mr) == 48);
+SROCE_PABI_CHECK(offsetof(struct ibv_reg_mr, pd_handle) == 40);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_reg_mr_resp) == 12);
+SROCE_PABI_CHECK(sizeof(struct verbs_mr) == 56);
+SROCE_PABI_CHECK(offsetof(struct verbs_mr, mr_type) == 48);
 
 /* Queue commands: header + the uverbs request (sizes of the uapi structs,
  * which the kernel checks too). */

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * debugfs.c - debug counts, one "name value" per line, for leak checks and
+ * tests:
+ *   <debugfs>/sroce/counts          module-wide counts of the glue
+ *   <debugfs>/sroce/<ibdev>/counts  the core's object counts and the glue's
+ *                                   packet and path counts of one device
+ * The directory keeps the name the device had when it was registered.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "sroce.h"
+
+static struct dentry *sroce_debugfs_root;
+
+static int sroce_module_counts_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "rx_no_device %ld\n", atomic_long_read(&sroce_rx_no_dev));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_module_counts);
+
+static int sroce_dev_counts_show(struct seq_file *m, void *unused)
+{
+	struct sroce_dev *sdev = m->private;
+	struct sroce_glue_counts *g = &sdev->counts;
+	struct sroce_core_counts c = {};
+
+	sroce_core_dev_counts(sdev->core, &c);
+	seq_printf(m, "qps %llu\n", c.qps);
+	seq_printf(m, "cqs %llu\n", c.cqs);
+	seq_printf(m, "srqs %llu\n", c.srqs);
+	seq_printf(m, "mrs %llu\n", c.mrs);
+	seq_printf(m, "ahs %llu\n", c.ahs);
+	seq_printf(m, "pinned_pages %llu\n", c.pinned_pages);
+	seq_printf(m, "pkts_in_flight %llu\n", c.pkts_in_flight);
+	seq_printf(m, "glue_pkts_in_flight %ld\n", atomic_long_read(&g->pkts_in_flight));
+	seq_printf(m, "paths %ld\n", atomic_long_read(&g->paths));
+	seq_printf(m, "tx_pkts %ld\n", atomic_long_read(&g->tx_pkts));
+	seq_printf(m, "tx_no_route %ld\n", atomic_long_read(&g->tx_no_route));
+	seq_printf(m, "tx_errors %ld\n", atomic_long_read(&g->tx_errors));
+	seq_printf(m, "rx_pkts %ld\n", atomic_long_read(&g->rx_pkts));
+	seq_printf(m, "rx_short %ld\n", atomic_long_read(&g->rx_short));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_dev_counts);
+
+void sroce_debugfs_init(void)
+{
+	sroce_debugfs_root = debugfs_create_dir("sroce", NULL);
+	debugfs_create_file("counts", 0444, sroce_debugfs_root, NULL, &sroce_module_counts_fops);
+	sroce_selftest_init(sroce_debugfs_root);
+}
+
+void sroce_debugfs_exit(void)
+{
+	debugfs_remove_recursive(sroce_debugfs_root);
+	sroce_debugfs_root = NULL;
+}
+
+/* From enable_driver: the device has its final name and a core. */
+void sroce_debugfs_add_dev(struct sroce_dev *sdev)
+{
+	sdev->debugfs = debugfs_create_dir(dev_name(&sdev->ibdev.dev), sroce_debugfs_root);
+	/* debugfs' proxy makes removal wait for a read in progress. */
+	debugfs_create_file("counts", 0444, sdev->debugfs, sdev, &sroce_dev_counts_fops);
+	sroce_selftest_add_dev(sdev);
+}
+
+/* From dealloc_driver, before the core goes; safe if never added. */
+void sroce_debugfs_remove_dev(struct sroce_dev *sdev)
+{
+	debugfs_remove_recursive(sdev->debugfs);
+	sdev->debugfs = NULL;
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mr.c - memory regions. User MRs are pinned with ib_umem and handed to the
+ * core page by page (kernel virtual addresses); the DMA MR is what
+ * ib_alloc_pd asks for to give kernel consumers their local_dma_lkey. The
+ * device is registered without a dma_device, so kernel consumers use
+ * virtual DMA (ib_uses_virt_dma): their "DMA addresses" are kernel virtual
+ * addresses, which is what a DMA MR addresses.
+ */
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_umem.h>
+
+#include "sroce.h"
+
+/* What an MR can be registered with; the IB_ACCESS_OPTIONAL bits (relaxed
+ * ordering) are hints a device may ignore. */
+#define SROCE_MR_ACCESS                                                                   \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |         \
+	 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND)
+
+struct sroce_mr {
+	struct ib_mr ibmr;
+	struct sroce_core_mr *core;
+};
+
+/*
+ * Pinned user memory. Once the core MR exists it owns this and calls
+ * sroce_umem_release when its last reference is gone: inside dereg_mr
+ * normally, or later from the transport (possibly in softirq) if a packet
+ * in flight still used the MR, so pages are never unpinned under it.
+ */
+struct sroce_umem {
+	struct ib_umem *umem;        /* NULL until pinned */
+	struct ib_device *ibdev;     /* memory reference: umem release reads it */
+	struct work_struct work;
+};
+
+static struct workqueue_struct *sroce_mr_wq;
+
+static struct sroce_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct sroce_mr, ibmr);
+}
+
+static struct sroce_core_pd *core_pd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibpd)->core;
+}
+
+static void sroce_umem_free(struct sroce_umem *u)
+{
+	ib_umem_release(u->umem); /* NULL-safe */
+	put_device(&u->ibdev->dev);
+	kfree(u);
+}
+
+static void sroce_umem_work(struct work_struct *work)
+{
+	sroce_umem_free(container_of(work, struct sroce_umem, work));
+}
+
+static void sroce_umem_release(void *owner, int may_sleep)
+{
+	struct sroce_umem *u = owner;
+
+	if (may_sleep) {
+		sroce_umem_free(u);
+		return;
+	}
+	/* Unpinning may sleep (page locks for dirtying). */
+	INIT_WORK(&u->work, sroce_umem_work);
+	queue_work(sroce_mr_wq, &u->work);
+}
+
+static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+				       int access, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_core_mr_init init = {
+		.pd = core_pd(ibpd),
+		.iova = iova,
+		.length = length,
+		.access = access & ~IB_ACCESS_OPTIONAL,
+		.page_shift = PAGE_SHIFT,
+		.release = sroce_umem_release,
+	};
+	struct sg_page_iter it;
+	struct sroce_umem *u;
+	struct sroce_mr *mr;
+	unsigned long i = 0;
+	u64 span;
+	int err;
+
+	/* ib_check_mr_access already refused remote write/atomic without
+	 * local write (EINVAL); what is left that we cannot do is EOPNOTSUPP
+	 * (zero-based, hugetlb and on-demand paging), as rxe does. */
+	if (access & ~(SROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return ERR_PTR(-EOPNOTSUPP);
+	/* pages[0] must hold iova at the same page offset as start. */
+	if ((start ^ iova) & ~PAGE_MASK)
+		return ERR_PTR(-EINVAL);
+	/* No driver request is defined: only zeros are safe to ignore. */
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EOPNOTSUPP);
+	/* The core checks length and npages before anything is pinned. */
+	if (check_add_overflow(length, (u64)offset_in_page(iova) + PAGE_SIZE - 1, &span))
+		return ERR_PTR(-EINVAL);
+	init.npages = span >> PAGE_SHIFT;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!mr || !u) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	u->ibdev = ibpd->device;
+	get_device(&u->ibdev->dev);
+	init.owner = u;
+	err = sroce_core_mr_create(sdev->core, &init, &mr->core);
+	if (err) {
+		put_device(&u->ibdev->dev);
+		goto err_free;
+	}
+	/* From here u belongs to the core MR: destroying it frees u. */
+
+	u->umem = ib_umem_get(ibpd->device, start, length, init.access);
+	if (IS_ERR(u->umem)) {
+		err = PTR_ERR(u->umem);
+		u->umem = NULL;
+		goto err_core;
+	}
+	err = -EINVAL;
+	if (WARN_ON_ONCE(ib_umem_num_pages(u->umem) != init.npages))
+		goto err_core;
+	for_each_sgtable_page(&u->umem->sgt_append.sgt, &it, 0) {
+		void *kva = page_address(sg_page_iter_page(&it));
+
+		if (WARN_ON_ONCE(!kva || i >= init.npages))
+			goto err_core;
+		sroce_core_mr_set_page(mr->core, i++, kva);
+	}
+	err = sroce_core_mr_enable(mr->core);
+	if (err)
+		goto err_core;
+	mr->ibmr.lkey = sroce_core_mr_lkey(mr->core);
+	mr->ibmr.rkey = sroce_core_mr_rkey(mr->core);
+	return &mr->ibmr;
+
+err_core:
+	sroce_core_mr_destroy(mr->core);
+	kfree(mr);
+	return ERR_PTR(err);
+err_free:
+	kfree(u);
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct sroce_core_mr_init init = {
+		.pd = core_pd(ibpd),
+		.access = access,
+		.dma = 1,
+	};
+	struct sroce_mr *mr;
+	int err;
+
+	if (access & ~SROCE_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = sroce_core_mr_create(to_sdev(ibpd->device)->core, &init, &mr->core);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	err = sroce_core_mr_enable(mr->core);
+	if (err) {
+		sroce_core_mr_destroy(mr->core);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = sroce_core_mr_lkey(mr->core);
+	mr->ibmr.rkey = sroce_core_mr_rkey(mr->core);
+	return &mr->ibmr;
+}
+
+static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	/* The keys stop working here; the pages are unpinned here too unless
+	 * a packet in flight still holds the MR (see sroce_umem_release). */
+	sroce_core_mr_destroy(mr->core);
+	kfree(mr);
+	return 0;
+}
+
+const struct ib_device_ops sroce_mr_ops = {
+	.dereg_mr = sroce_dereg_mr,
+	.get_dma_mr = sroce_get_dma_mr,
+	.reg_user_mr = sroce_reg_user_mr,
+};
+
+int sroce_mr_init(void)
+{
+	sroce_mr_wq = alloc_workqueue("sroce_mr", WQ_UNBOUND, 0);
+	return sroce_mr_wq ? 0 : -ENOMEM;
+}
+
+/* After every device is gone: waits for deferred unpinning. */
+void sroce_mr_exit(void)
+{
+	destroy_workqueue(sroce_mr_wq);
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * path.c - the paths of env.h: the route to a RoCEv2 peer, from an
+ * rdma_ah_attr (modify_qp with IB_QP_AV, create_ah).
+ *
+ * A path keeps the source GID's netdev and the route looked up in that
+ * netdev's namespace, bound to it. The cached route is checked before use
+ * (dst_check) and looked up again when the routing changed. Link-layer
+ * addresses are the neighbour layer's business when the packet goes out;
+ * a destination on this host (a QP talking to its own device's address)
+ * gets a local route and loops through lo, where net.c finds the device
+ * that owns the address.
+ */
+#include <linux/kref.h>
+#include <linux/spinlock.h>
+#include <net/addrconf.h>
+#include <net/dst.h>
+#include <net/ip6_fib.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <rdma/ib_cache.h>
+
+#include "sroce.h"
+
+struct sroce_env_path {
+	struct kref ref;
+	struct sroce_dev *sdev;       /* outlives its paths: the core drops them first */
+	struct net_device *ndev;      /* the source GID's netdev, held */
+	netdevice_tracker ndev_tracker;
+	possible_net_t net;           /* ndev's namespace at creation, not held */
+	bool ipv6;
+	struct in6_addr saddr;        /* IPv4: v4-mapped, as in the GID */
+	struct in6_addr daddr;
+	__be32 flowinfo;              /* IPv6 traffic class and flow label */
+	spinlock_t lock;              /* dst, cookie */
+	struct dst_entry *dst;        /* one reference, NULL after it went stale */
+	u32 cookie;                   /* IPv6 route validity (dst_check) */
+};
+
+struct sroce_dev *sroce_path_dev(const struct sroce_env_path *path)
+{
+	return path->sdev;
+}
+
+struct net_device *sroce_path_netdev(const struct sroce_env_path *path)
+{
+	return path->ndev;
+}
+
+struct sroce_env_path *sroce_path_get(struct sroce_env_path *path)
+{
+	kref_get(&path->ref);
+	return path;
+}
+
+static void sroce_path_release(struct kref *ref)
+{
+	struct sroce_env_path *p = container_of(ref, struct sroce_env_path, ref);
+
+	dst_release(p->dst);
+	netdev_put(p->ndev, &p->ndev_tracker);
+	atomic_long_dec(&p->sdev->counts.paths);
+	kfree(p);
+}
+
+/* Any context: the core may drop a path under its locks. */
+void sroce_env_path_put(struct sroce_env_path *path)
+{
+	if (path)
+		kref_put(&path->ref, sroce_path_release);
+}
+
+static struct dst_entry *sroce_route4(struct sroce_env_path *p, struct net *net)
+{
+	struct flowi4 fl4 = {
+		.flowi4_oif = p->ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.saddr = p->saddr.s6_addr32[3],
+		.daddr = p->daddr.s6_addr32[3],
+		.fl4_dport = htons(SROCE_UDP_PORT),
+	};
+	struct rtable *rt = ip_route_output_key(net, &fl4);
+
+	return IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
+}
+
+static struct dst_entry *sroce_route6(struct sroce_env_path *p, struct net *net, u32 *cookie)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct flowi6 fl6 = {
+		.flowi6_oif = p->ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.saddr = p->saddr,
+		.daddr = p->daddr,
+		.flowlabel = p->flowinfo,
+		.fl6_dport = htons(SROCE_UDP_PORT),
+	};
+	struct dst_entry *dst;
+
+	/* Through the stub: IPv6 may be disabled at boot. */
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		return dst;
+	if (dst->error) {
+		int err = dst->error;
+
+		dst_release(dst);
+		return ERR_PTR(err);
+	}
+	*cookie = rt6_get_cookie((struct rt6_info *)dst);
+	return dst;
+#else
+	return ERR_PTR(-EAFNOSUPPORT);
+#endif
+}
+
+static struct dst_entry *sroce_route(struct sroce_env_path *p, struct net *net, u32 *cookie)
+{
+	*cookie = 0;
+	return p->ipv6 ? sroce_route6(p, net, cookie) : sroce_route4(p, net);
+}
+
+struct dst_entry *sroce_path_dst(struct sroce_env_path *p, struct net **netp)
+{
+	struct net *net = dev_net(p->ndev);
+	struct dst_entry *dst, *stale = NULL;
+	u32 cookie;
+
+	/* The netdev moved to another namespace: its sroce device is on its
+	 * way out, and the addresses meant the old namespace. */
+	if (!net_eq(net, read_pnet(&p->net)))
+		return NULL;
+	*netp = net;
+
+	spin_lock_bh(&p->lock);
+	dst = p->dst;
+	if (dst && !dst_check(dst, p->cookie)) {
+		stale = dst;
+		p->dst = dst = NULL;
+	}
+	if (dst)
+		dst_hold(dst);
+	spin_unlock_bh(&p->lock);
+	dst_release(stale);
+	if (dst)
+		return dst;
+
+	dst = sroce_route(p, net, &cookie);
+	if (IS_ERR(dst))
+		return NULL;
+	spin_lock_bh(&p->lock);
+	if (!p->dst) {
+		p->dst = dst_clone(dst);
+		p->cookie = cookie;
+	}
+	spin_unlock_bh(&p->lock);
+	return dst;
+}
+
+struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
+					 struct sroce_core_path_info *info)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid_attr;
+	enum rdma_network_type type;
+	struct sroce_env_path *p;
+	struct net_device *ndev;
+	struct dst_entry *dst;
+	bool dst_v4;
+
+	/* RoCEv2 only: a GRH with a source GID of this device, and a
+	 * destination of the same IP family. */
+	if (ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE || !(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH))
+		return ERR_PTR(-EINVAL);
+	grh = rdma_ah_read_grh(ah_attr);
+	sgid_attr = grh->sgid_attr;
+	if (!sgid_attr || sgid_attr->device != &sdev->ibdev)
+		return ERR_PTR(-EINVAL);
+	type = rdma_gid_attr_network_type(sgid_attr);
+	if (type != RDMA_NETWORK_IPV4 && type != RDMA_NETWORK_IPV6)
+		return ERR_PTR(-EINVAL);
+	dst_v4 = ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw);
+	if (dst_v4 != (type == RDMA_NETWORK_IPV4))
+		return ERR_PTR(-EINVAL);
+
+	/* create_ah may come in atomic context. */
+	p = kzalloc(sizeof(*p), GFP_ATOMIC);
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
+	if (IS_ERR(ndev)) {
+		rcu_read_unlock();
+		kfree(p);
+		return ERR_CAST(ndev);
+	}
+	netdev_hold(ndev, &p->ndev_tracker, GFP_ATOMIC);
+	rcu_read_unlock();
+
+	kref_init(&p->ref);
+	spin_lock_init(&p->lock);
+	p->sdev = sdev;
+	p->ndev = ndev;
+	write_pnet(&p->net, dev_net(ndev));
+	p->ipv6 = type == RDMA_NETWORK_IPV6;
+	memcpy(&p->saddr, &sgid_attr->gid, sizeof(p->saddr));
+	memcpy(&p->daddr, &grh->dgid, sizeof(p->daddr));
+	p->flowinfo = ip6_make_flowinfo(grh->traffic_class, htonl(grh->flow_label & IB_GRH_FLOWLABEL_MASK));
+	atomic_long_inc(&sdev->counts.paths);
+
+	/* Fail now rather than drop every packet: no route, no path. */
+	dst = sroce_route(p, dev_net(ndev), &p->cookie);
+	if (IS_ERR(dst)) {
+		sroce_env_path_put(p);
+		return ERR_CAST(dst);
+	}
+	p->dst = dst;
+
+	memset(info, 0, sizeof(*info));
+	info->ipv6 = p->ipv6;
+	info->tclass = grh->traffic_class;
+	info->hop_limit = grh->hop_limit;
+	info->flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
+	memcpy(info->src, &sgid_attr->gid, sizeof(info->src));
+	memcpy(info->dst, &grh->dgid, sizeof(info->dst));
+	return p;
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pkt.c - the packets of env.h. A struct sroce_env_pkt is an sk_buff whose
+ * data starts at the IP header: the core writes (sends) or reads (receives)
+ * everything from there on, the glue owns the link layer and the route.
+ *
+ * Per-packet work that needs no core lock (route, UDP checksum, the IP
+ * output path) happens in sroce_pkts_xmit at flush time, not in
+ * sroce_env_pkt_send, which the core calls under its own locks.
+ */
+#include <linux/crc32.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/dst.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+
+#include "sroce.h"
+
+static inline struct sk_buff *to_skb(const struct sroce_env_pkt *pkt)
+{
+	return (struct sk_buff *)pkt;
+}
+
+static void sroce_pkt_count(struct sk_buff *skb, struct sroce_dev *sdev)
+{
+	struct sroce_skb_cb *cb = sroce_skb_cb(skb);
+
+	cb->sdev = sdev;
+	cb->path = NULL;
+	atomic_long_inc(&sdev->counts.pkts_in_flight);
+}
+
+static void sroce_pkt_uncount(struct sk_buff *skb)
+{
+	struct sroce_skb_cb *cb = sroce_skb_cb(skb);
+
+	if (cb->sdev)
+		atomic_long_dec(&cb->sdev->counts.pkts_in_flight);
+	cb->sdev = NULL;
+}
+
+struct sroce_env_pkt *sroce_env_pkt_alloc(struct sroce_env_path *path, unsigned int len,
+					  unsigned char **data)
+{
+	unsigned int room = LL_RESERVED_SPACE(sroce_path_netdev(path));
+	struct sk_buff *skb;
+
+	if (WARN_ON_ONCE(len > U16_MAX)) /* no IP packet is that long: a core bug */
+		return NULL;
+	skb = alloc_skb(room + len, GFP_ATOMIC);
+	if (unlikely(!skb))
+		return NULL;
+	skb_reserve(skb, room);
+	skb_reset_network_header(skb);
+	*data = skb_put(skb, len);
+	sroce_pkt_count(skb, sroce_path_dev(path));
+	return (struct sroce_env_pkt *)skb;
+}
+
+struct sroce_env_pkt *sroce_pkt_from_rx(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	/* The IP and UDP layers are done with the cb. */
+	sroce_pkt_count(skb, sdev);
+	return (struct sroce_env_pkt *)skb;
+}
+
+void sroce_env_pkt_free(struct sroce_env_pkt *pkt)
+{
+	struct sk_buff *skb = to_skb(pkt);
+
+	if (!skb)
+		return;
+	sroce_pkt_uncount(skb);
+	/* The core may free under a lock with interrupts off. */
+	dev_consume_skb_any(skb);
+}
+
+void sroce_env_pkt_send(struct sroce_env_batch *b, struct sroce_env_path *path,
+			struct sroce_env_pkt *pkt)
+{
+	struct sk_buff *skb = to_skb(pkt);
+
+	if (WARN_ON_ONCE(!path)) {
+		sroce_env_pkt_free(pkt);
+		return;
+	}
+	sroce_skb_cb(skb)->path = sroce_path_get(path);
+	__skb_queue_tail(&b->pkts, skb);
+}
+
+const unsigned char *sroce_env_pkt_head(const struct sroce_env_pkt *pkt, unsigned int *linear,
+					unsigned int *total)
+{
+	const struct sk_buff *skb = to_skb(pkt);
+
+	*linear = skb_headlen(skb);
+	*total = skb->len;
+	return skb->data;
+}
+
+int sroce_env_pkt_read(const struct sroce_env_pkt *pkt, unsigned int off, void *dst,
+		       unsigned int len)
+{
+	const struct sk_buff *skb = to_skb(pkt);
+
+	if (off > skb->len || len > skb->len - off)
+		return -EFAULT;
+	return skb_copy_bits(skb, off, dst, len);
+}
+
+unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int off,
+				 unsigned int len, unsigned int crc)
+{
+	struct sk_buff *skb = to_skb(pkt);
+	struct skb_seq_state st;
+	unsigned int done = 0;
+
+	/* The core checks lengths before it sums: a range outside the
+	 * packet is its bug. */
+	if (WARN_ON_ONCE(off > skb->len || len > skb->len - off))
+		return crc;
+	/* Fragment by fragment, without linearizing the payload. */
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while (done < len) {
+		const u8 *data;
+		unsigned int n = skb_seq_read(done, &data, &st);
+
+		if (!n)
+			break;
+		n = min(n, len - done); /* blocks are not cut at the upper bound */
+		crc = crc32_le(crc, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
+}
+
+/* ---- transmission (flush) ------------------------------------------------ */
+
+/*
+ * RoCEv2 over IPv6 needs a UDP checksum (a zero one is invalid there), which
+ * the core leaves zero: it is not part of the ICRC. The route's device
+ * computes it when it can; otherwise it is computed here.
+ */
+static void sroce_udp6_csum(struct sk_buff *skb, struct dst_entry *dst)
+{
+	const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+	struct udphdr *uh = udp_hdr(skb);
+	unsigned int len = skb->len - skb_transport_offset(skb);
+
+	uh->check = 0;
+	if (can_checksum_protocol(dst->dev->features, htons(ETH_P_IPV6))) {
+		skb->ip_summed = CHECKSUM_PARTIAL;
+		skb->csum_start = skb_transport_header(skb) - skb->head;
+		skb->csum_offset = offsetof(struct udphdr, check);
+		uh->check = ~csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len, IPPROTO_UDP, 0);
+		return;
+	}
+	skb->ip_summed = CHECKSUM_NONE;
+	uh->check = csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, len, IPPROTO_UDP,
+				    skb_checksum(skb, skb_transport_offset(skb), len, 0));
+	if (!uh->check)
+		uh->check = CSUM_MANGLED_0;
+}
+
+/*
+ * Sets what the IP output path reads from the headers the core wrote: the
+ * protocol, the transport header and the checksum state. false if the
+ * headers are not IP/UDP of the route's family (a core bug).
+ */
+static bool sroce_pkt_prepare(struct sk_buff *skb, struct dst_entry *dst)
+{
+	unsigned int hlen = skb_headlen(skb);
+	unsigned int thoff;
+
+	if (dst->ops->family == AF_INET) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (hlen < sizeof(*iph) || iph->version != 4)
+			return false;
+		thoff = iph->ihl * 4;
+		if (thoff < sizeof(*iph) || iph->protocol != IPPROTO_UDP ||
+		    hlen < thoff + sizeof(struct udphdr))
+			return false;
+		skb->protocol = htons(ETH_P_IP);
+		skb_set_transport_header(skb, thoff);
+		skb->ip_summed = CHECKSUM_NONE; /* a zero UDP checksum is valid over IPv4 */
+		return true;
+	}
+	if (dst->ops->family == AF_INET6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		if (hlen < sizeof(*ip6h) + sizeof(struct udphdr) || ip6h->version != 6 ||
+		    ip6h->nexthdr != IPPROTO_UDP)
+			return false;
+		skb->protocol = htons(ETH_P_IPV6);
+		skb_set_transport_header(skb, sizeof(*ip6h));
+		sroce_udp6_csum(skb, dst);
+		return true;
+	}
+	return false;
+}
+
+/* The route of the last path seen: consecutive packets of one path (a
+ * message's packets, a burst of ACKs) check it once. */
+struct sroce_xmit_cache {
+	struct sroce_env_path *path; /* one reference */
+	struct dst_entry *dst;       /* one reference, NULL: no route */
+	struct net *net;
+};
+
+static void sroce_xmit_cache_drop(struct sroce_xmit_cache *c)
+{
+	dst_release(c->dst); /* NULL-safe */
+	sroce_env_path_put(c->path);
+	c->dst = NULL;
+	c->path = NULL;
+}
+
+static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct sroce_xmit_cache *c)
+{
+	struct sroce_env_path *path = sroce_skb_cb(skb)->path;
+	struct sroce_dev *owner = sroce_path_dev(path);
+	struct dst_entry *dst;
+	int err;
+
+	/* A core call on one device sends only on that device's paths. */
+	WARN_ON_ONCE(sdev && owner != sdev);
+	if (path == c->path) {
+		sroce_env_path_put(path); /* the cache holds one */
+	} else {
+		sroce_xmit_cache_drop(c);
+		c->path = path; /* takes over the packet's reference */
+		c->dst = sroce_path_dst(path, &c->net);
+	}
+	sroce_pkt_uncount(skb);
+	memset(skb->cb, 0, sizeof(skb->cb)); /* IPCB/IP6CB from here */
+	if (unlikely(!c->dst)) {
+		atomic_long_inc(&owner->counts.tx_no_route);
+		kfree_skb(skb);
+		return;
+	}
+	dst = c->dst;
+	if (WARN_ON_ONCE(!sroce_pkt_prepare(skb, dst))) {
+		atomic_long_inc(&owner->counts.tx_errors);
+		kfree_skb(skb);
+		return;
+	}
+	skb->dev = dst->dev;
+	skb_dst_set(skb, dst_clone(dst));
+	/* The neighbour layer resolves the link-layer destination, in the
+	 * route's namespace; a local destination loops through lo. */
+	if (dst->ops->family == AF_INET6)
+		err = ip6_local_out(c->net, NULL, skb);
+	else
+		err = ip_local_out(c->net, NULL, skb);
+	if (unlikely(net_xmit_eval(err)))
+		atomic_long_inc(&owner->counts.tx_errors);
+	else
+		atomic_long_inc(&owner->counts.tx_pkts);
+}
+
+/*
+ * ip_local_out has no "more to come" flag; sending the whole batch with
+ * bottom halves off at least lets a veth or loopback peer take the burst in
+ * one softirq run, after the last packet.
+ */
+void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts)
+{
+	struct sroce_xmit_cache c = {};
+	struct sk_buff *skb;
+
+	local_bh_disable();
+	while ((skb = __skb_dequeue(pkts)))
+		sroce_pkt_xmit(sdev, skb, &c);
+	sroce_xmit_cache_drop(&c);
+	local_bh_enable();
+}

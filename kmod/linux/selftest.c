@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * selftest.c - in-kernel tests of the data-path glue that need no core
+ * objects. They exist only with the module parameter selftest=1
+ * (tests/vm/60-glue-datapath.sh):
+ *
+ *   <debugfs>/sroce/selftest            read: runs the packet, batch, timer
+ *                                       and work tests, one "ok NAME" or
+ *                                       "FAIL NAME: why" line each
+ *   <debugfs>/sroce/<ibdev>/selftest_tx write "SRC DST COUNT DESTQP
+ *                                       [PAYLOAD TCLASS HOPLIMIT FLOWLABEL]":
+ *                                       resolves a path from the GID of SRC
+ *                                       to DST and sends COUNT RoCEv2 UD
+ *                                       SEND_ONLY packets through a batch
+ *
+ * The packets are written here as a core would (their ICRC is left zero):
+ * what is tested is the glue around them (route, namespace, checksum,
+ * loopback, the receiving side's device lookup).
+ */
+#include <linux/crc32.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
+#include <linux/udp.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+
+#include "sroce.h"
+
+static bool sroce_selftest;
+module_param_named(selftest, sroce_selftest, bool, 0444);
+MODULE_PARM_DESC(selftest, "Add debugfs hooks that test the data-path glue (for tests only; default: N)");
+
+struct st_ctx {
+	struct seq_file *m;
+	int passed;
+	int failed;
+};
+
+#define ST_CHECK(ctx, name, cond, fmt, ...)                                              \
+	do {                                                                             \
+		if (cond) {                                                              \
+			seq_printf((ctx)->m, "ok %s\n", name);                           \
+			(ctx)->passed++;                                                 \
+		} else {                                                                 \
+			seq_printf((ctx)->m, "FAIL %s: " fmt "\n", name, ##__VA_ARGS__); \
+			(ctx)->failed++;                                                 \
+		}                                                                        \
+	} while (0)
+
+/* ---- packets ------------------------------------------------------------ */
+
+#define ST_HEAD 40
+#define ST_FRAG0 1000
+#define ST_FRAG1 3000
+#define ST_TAIL 500 /* in a frag_list skb */
+#define ST_TOTAL (ST_HEAD + ST_FRAG0 + ST_FRAG1 + ST_TAIL)
+
+static void st_fill(u8 *p, unsigned int len, unsigned int start)
+{
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)((start + i) * 7 + 3);
+}
+
+static bool st_add_frag(struct sk_buff *skb, int i, unsigned int off, unsigned int len,
+			unsigned int start)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+
+	if (!page)
+		return false;
+	st_fill(page_address(page) + off, len, start);
+	skb_add_rx_frag(skb, i, page, off, len, PAGE_SIZE);
+	return true;
+}
+
+/* 40 linear bytes, two page fragments, and a frag_list skb: the shapes GRO
+ * and drivers hand to UDP. The flat copy of the same bytes is the reference. */
+static struct sk_buff *st_nonlinear_skb(void)
+{
+	struct sk_buff *skb = alloc_skb(ST_HEAD, GFP_KERNEL), *tail;
+
+	if (!skb)
+		return NULL;
+	st_fill(skb_put(skb, ST_HEAD), ST_HEAD, 0);
+	if (!st_add_frag(skb, 0, 100, ST_FRAG0, ST_HEAD) ||
+	    !st_add_frag(skb, 1, 50, ST_FRAG1, ST_HEAD + ST_FRAG0))
+		goto err;
+	tail = alloc_skb(ST_TAIL, GFP_KERNEL);
+	if (!tail)
+		goto err;
+	st_fill(skb_put(tail, ST_TAIL), ST_TAIL, ST_HEAD + ST_FRAG0 + ST_FRAG1);
+	skb_shinfo(skb)->frag_list = tail;
+	skb->len += ST_TAIL;
+	skb->data_len += ST_TAIL;
+	skb->truesize += tail->truesize;
+	return skb;
+err:
+	kfree_skb(skb);
+	return NULL;
+}
+
+static void st_pkt_ranges(struct st_ctx *ctx, struct sk_buff *skb, const u8 *flat, const char *what)
+{
+	static const struct { unsigned int off, len; } r[] = {
+		{ 0, ST_TOTAL }, { 0, 1 }, { 39, 2 }, { 30, 1100 }, { ST_HEAD + ST_FRAG0 - 1, 2 },
+		{ 1, ST_TOTAL - 2 }, { ST_TOTAL - 1, 1 }, { ST_TOTAL, 0 }, { 4000, 540 },
+	};
+	const struct sroce_env_pkt *pkt = (const struct sroce_env_pkt *)skb;
+	unsigned int total = skb->len, i;
+	u8 *buf = kmalloc(ST_TOTAL, GFP_KERNEL);
+	char name[64];
+
+	if (!buf) {
+		ST_CHECK(ctx, what, false, "no memory");
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		unsigned int off = r[i].off, len = r[i].len;
+		u32 seed = 0xffffffff - i, crc;
+		int err;
+
+		if (off + len > total)
+			continue;
+		memset(buf, 0, ST_TOTAL);
+		err = sroce_env_pkt_read(pkt, off, buf, len);
+		snprintf(name, sizeof(name), "%s_read_%u_%u", what, off, len);
+		ST_CHECK(ctx, name, !err && !memcmp(buf, flat + off, len), "err %d", err);
+		crc = sroce_env_pkt_crc32(pkt, off, len, seed);
+		snprintf(name, sizeof(name), "%s_crc32_%u_%u", what, off, len);
+		ST_CHECK(ctx, name, crc == crc32_le(seed, flat + off, len), "%08x != %08x", crc,
+			 crc32_le(seed, flat + off, len));
+	}
+	/* Out of range, including offsets and lengths that overflow. */
+	snprintf(name, sizeof(name), "%s_read_out_of_range", what);
+	ST_CHECK(ctx, name,
+		 sroce_env_pkt_read(pkt, total, buf, 1) == -EFAULT &&
+			 sroce_env_pkt_read(pkt, 0, buf, total + 1) == -EFAULT &&
+			 sroce_env_pkt_read(pkt, UINT_MAX, buf, 2) == -EFAULT &&
+			 sroce_env_pkt_read(pkt, 2, buf, UINT_MAX) == -EFAULT &&
+			 sroce_env_pkt_read(pkt, total, buf, 0) == 0,
+		 "a read outside [0, %u) was allowed", total);
+	kfree(buf);
+}
+
+static void st_packets(struct st_ctx *ctx)
+{
+	u8 *flat = kmalloc(ST_TOTAL, GFP_KERNEL);
+	struct sk_buff *skb;
+	unsigned int linear, total;
+	const unsigned char *head;
+
+	if (!flat) {
+		ST_CHECK(ctx, "pkt", false, "no memory");
+		return;
+	}
+	st_fill(flat, ST_TOTAL, 0);
+
+	skb = alloc_skb(ST_TOTAL, GFP_KERNEL);
+	if (skb) {
+		st_fill(skb_put(skb, ST_TOTAL), ST_TOTAL, 0);
+		head = sroce_env_pkt_head((struct sroce_env_pkt *)skb, &linear, &total);
+		ST_CHECK(ctx, "linear_head", head == skb->data && linear == ST_TOTAL && total == ST_TOTAL,
+			 "linear %u total %u", linear, total);
+		st_pkt_ranges(ctx, skb, flat, "linear");
+		sroce_env_pkt_free((struct sroce_env_pkt *)skb);
+	}
+	skb = st_nonlinear_skb();
+	ST_CHECK(ctx, "nonlinear_build", skb, "no memory");
+	if (skb) {
+		head = sroce_env_pkt_head((struct sroce_env_pkt *)skb, &linear, &total);
+		ST_CHECK(ctx, "nonlinear_head", head == skb->data && linear == ST_HEAD && total == ST_TOTAL,
+			 "linear %u total %u", linear, total);
+		st_pkt_ranges(ctx, skb, flat, "nonlinear");
+		sroce_env_pkt_free((struct sroce_env_pkt *)skb);
+	}
+	kfree(flat);
+}
+
+/* ---- batches: events ---------------------------------------------------- */
+
+#define ST_LOG (SROCE_BATCH_EVENTS + 8)
+
+struct st_objs {
+	struct ib_cq cq[SROCE_BATCH_EVENTS];
+	struct ib_qp qp;
+	struct ib_srq srq;
+	atomic_t nlog;
+	struct { void *obj; int kind; void *ctx; } log[ST_LOG];
+};
+
+static void st_log(struct st_objs *o, void *obj, int kind, void *ctx)
+{
+	int i = atomic_inc_return(&o->nlog) - 1;
+
+	if (i < ST_LOG) {
+		o->log[i].obj = obj;
+		o->log[i].kind = kind;
+		o->log[i].ctx = ctx;
+	}
+}
+
+static void st_comp(struct ib_cq *cq, void *ctx)
+{
+	st_log(ctx, cq, SROCE_ENV_EVENT_COMP, ctx);
+}
+
+static void st_event(struct ib_event *ev, void *ctx)
+{
+	void *obj = ev->event == IB_EVENT_CQ_ERR ? (void *)ev->element.cq :
+		    ev->event == IB_EVENT_SRQ_LIMIT_REACHED ? (void *)ev->element.srq :
+							      (void *)ev->element.qp;
+
+	st_log(ctx, obj, ev->event, ctx);
+}
+
+static struct st_objs *st_objs_new(void)
+{
+	struct st_objs *o = kzalloc(sizeof(*o), GFP_KERNEL);
+	int i;
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < SROCE_BATCH_EVENTS; i++) {
+		o->cq[i].comp_handler = st_comp;
+		o->cq[i].event_handler = st_event;
+		o->cq[i].cq_context = o;
+	}
+	o->qp.event_handler = st_event;
+	o->qp.qp_context = o;
+	o->srq.event_handler = st_event;
+	o->srq.srq_context = o;
+	return o;
+}
+
+static bool st_logged(struct st_objs *o, int i, void *obj, int kind)
+{
+	return o->log[i].obj == obj && o->log[i].kind == kind && o->log[i].ctx == o;
+}
+
+static void st_events(struct st_ctx *ctx)
+{
+	struct st_objs *o = st_objs_new();
+	struct ib_cq *cq;
+	struct sroce_env_batch b;
+	bool all;
+	int i, n;
+
+	if (!o) {
+		ST_CHECK(ctx, "events", false, "no memory");
+		return;
+	}
+	cq = &o->cq[0];
+	sroce_batch_init(&b);
+	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
+	sroce_env_event(&b, &o->qp, IB_EVENT_QP_FATAL);
+	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
+	sroce_env_event(&b, &o->qp, IB_EVENT_COMM_EST);
+	sroce_env_event(&b, &o->srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	sroce_env_event(&b, &o->qp, IB_EVENT_QP_FATAL);
+	sroce_env_event(&b, cq, IB_EVENT_CQ_ERR);
+	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
+	n = atomic_read(&o->nlog);
+	sroce_batch_flush(NULL, &b);
+	ST_CHECK(ctx, "events_wait_for_flush", n == 0, "%d handler calls before the flush", n);
+	n = atomic_read(&o->nlog);
+	ST_CHECK(ctx, "events_deduped_in_order_to_their_owners",
+		 n == 5 && st_logged(o, 0, cq, SROCE_ENV_EVENT_COMP) &&
+			 st_logged(o, 1, &o->qp, IB_EVENT_QP_FATAL) &&
+			 st_logged(o, 2, &o->qp, IB_EVENT_COMM_EST) &&
+			 st_logged(o, 3, &o->srq, IB_EVENT_SRQ_LIMIT_REACHED) &&
+			 st_logged(o, 4, cq, IB_EVENT_CQ_ERR),
+		 "%d calls", n);
+
+	/* A batch holds SROCE_BATCH_EVENTS distinct events. */
+	atomic_set(&o->nlog, 0);
+	sroce_batch_init(&b);
+	for (i = 0; i < SROCE_BATCH_EVENTS; i++) {
+		sroce_env_event(&b, &o->cq[i], SROCE_ENV_EVENT_COMP);
+		sroce_env_event(&b, &o->cq[0], SROCE_ENV_EVENT_COMP);
+	}
+	sroce_batch_flush(NULL, &b);
+	n = atomic_read(&o->nlog);
+	all = n == SROCE_BATCH_EVENTS;
+	for (i = 0; all && i < SROCE_BATCH_EVENTS; i++)
+		all = st_logged(o, i, &o->cq[i], SROCE_ENV_EVENT_COMP);
+	ST_CHECK(ctx, "events_full_batch", all, "%d calls", n);
+	kfree(o);
+}
+
+/* ---- timers and work ------------------------------------------------------ */
+
+struct st_async {
+	struct st_objs *o;
+	atomic_t runs;
+	int rearm;            /* runs that re-arm or re-queue themselves */
+	bool wrong_context;
+	struct sroce_env_timer *timer;
+	struct sroce_env_work *work;
+};
+
+static void st_timer_cb(void *arg, struct sroce_env_batch *b)
+{
+	struct st_async *a = arg;
+
+	if (!in_serving_softirq())
+		a->wrong_context = true;
+	sroce_env_event(b, &a->o->cq[0], SROCE_ENV_EVENT_COMP);
+	if (atomic_inc_return(&a->runs) <= a->rearm)
+		sroce_env_timer_arm(a->timer, 1000000);
+}
+
+static void st_work_cb(void *arg, struct sroce_env_batch *b)
+{
+	struct st_async *a = arg;
+
+	if (in_interrupt())
+		a->wrong_context = true;
+	sroce_env_event(b, &a->o->cq[0], SROCE_ENV_EVENT_COMP);
+	if (atomic_inc_return(&a->runs) <= a->rearm)
+		sroce_env_work_queue(a->work); /* while running: runs once more */
+}
+
+static bool st_wait_runs(struct st_async *a, int n)
+{
+	int i;
+
+	for (i = 0; i < 200 && atomic_read(&a->runs) < n; i++)
+		msleep(10);
+	msleep(30); /* and no more than n */
+	return atomic_read(&a->runs) == n;
+}
+
+static void st_async(struct st_ctx *ctx)
+{
+	struct st_async a = {};
+	int runs;
+
+	a.o = st_objs_new();
+	if (!a.o) {
+		ST_CHECK(ctx, "async", false, "no memory");
+		return;
+	}
+	a.rearm = 1;
+	a.timer = sroce_env_timer_create(st_timer_cb, &a);
+	ST_CHECK(ctx, "timer_create", a.timer, "no memory");
+	if (a.timer) {
+		sroce_env_timer_arm(a.timer, 2000000);
+		ST_CHECK(ctx, "timer_fires_and_rearms_itself", st_wait_runs(&a, 2), "%d runs",
+			 atomic_read(&a.runs));
+		ST_CHECK(ctx, "timer_batch_flushed", atomic_read(&a.o->nlog) == 2, "%d completions",
+			 atomic_read(&a.o->nlog));
+		ST_CHECK(ctx, "timer_in_softirq", !a.wrong_context, "ran outside softirq");
+		/* Arming a pending timer moves its expiry. */
+		sroce_env_timer_arm(a.timer, 10000000000ULL);
+		sroce_env_timer_arm(a.timer, 2000000);
+		ST_CHECK(ctx, "timer_rearm_moves_expiry", st_wait_runs(&a, 3), "%d runs",
+			 atomic_read(&a.runs));
+		sroce_env_timer_arm(a.timer, 10000000);
+		sroce_env_timer_cancel(a.timer);
+		msleep(50);
+		ST_CHECK(ctx, "timer_cancel", atomic_read(&a.runs) == 3, "%d runs", atomic_read(&a.runs));
+		sroce_env_timer_destroy(a.timer);
+	}
+
+	atomic_set(&a.runs, 0);
+	atomic_set(&a.o->nlog, 0);
+	a.wrong_context = false;
+	a.work = sroce_env_work_create(st_work_cb, &a);
+	ST_CHECK(ctx, "work_create", a.work, "no memory");
+	if (a.work) {
+		sroce_env_work_queue(a.work);
+		ST_CHECK(ctx, "work_requeued_while_running_runs_again", st_wait_runs(&a, 2), "%d runs",
+			 atomic_read(&a.runs));
+		ST_CHECK(ctx, "work_batch_flushed", atomic_read(&a.o->nlog) == 2, "%d completions",
+			 atomic_read(&a.o->nlog));
+		ST_CHECK(ctx, "work_in_process_context", !a.wrong_context, "ran in interrupt context");
+		a.rearm = 1000000; /* keeps re-queueing itself until cancelled */
+		sroce_env_work_queue(a.work);
+		msleep(20);
+		sroce_env_work_cancel(a.work);
+		runs = atomic_read(&a.runs);
+		msleep(50);
+		ST_CHECK(ctx, "work_cancel_stops_self_requeueing", atomic_read(&a.runs) == runs,
+			 "ran after cancel");
+		sroce_env_work_destroy(a.work);
+	}
+	kfree(a.o);
+}
+
+static int st_show(struct seq_file *m, void *unused)
+{
+	struct st_ctx ctx = { .m = m };
+
+	st_packets(&ctx);
+	st_events(&ctx);
+	st_async(&ctx);
+	seq_printf(m, "passed %d failed %d\n", ctx.passed, ctx.failed);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(st);
+
+/* ---- transmission ----------------------------------------------------------- */
+
+#define ST_BTH_OP_UD_SEND_ONLY 0x64
+#define ST_QKEY 0x11111111
+
+static void st_put_be32(u8 *p, u32 v)
+{
+	__be32 x = cpu_to_be32(v);
+
+	memcpy(p, &x, sizeof(x));
+}
+
+/* IP, UDP, BTH, DETH, payload, ICRC (zero), as a core would write them. */
+static void st_write_packet(u8 *p, unsigned int len, const struct sroce_core_path_info *info,
+			    u32 destqp, u32 psn, u16 id)
+{
+	unsigned int l3, i;
+	struct udphdr *uh;
+	u8 *bth;
+
+	if (info->ipv6) {
+		struct ipv6hdr *ip6h = (struct ipv6hdr *)p;
+
+		ip6_flow_hdr(ip6h, info->tclass, htonl(info->flow_label));
+		ip6h->payload_len = htons(len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = info->hop_limit;
+		memcpy(&ip6h->saddr, info->src, 16);
+		memcpy(&ip6h->daddr, info->dst, 16);
+		l3 = sizeof(*ip6h);
+	} else {
+		struct iphdr *iph = (struct iphdr *)p;
+
+		memset(iph, 0, sizeof(*iph));
+		iph->version = 4;
+		iph->ihl = 5;
+		iph->tos = info->tclass;
+		iph->tot_len = htons(len);
+		iph->id = htons(id);
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = info->hop_limit;
+		iph->protocol = IPPROTO_UDP;
+		memcpy(&iph->saddr, info->src + 12, 4);
+		memcpy(&iph->daddr, info->dst + 12, 4);
+		l3 = sizeof(*iph);
+	}
+	uh = (struct udphdr *)(p + l3);
+	uh->source = htons(0xc000 | (info->flow_label & 0x3fff));
+	uh->dest = htons(SROCE_UDP_PORT);
+	uh->len = htons(len - l3);
+	uh->check = 0;
+	bth = (u8 *)(uh + 1);
+	memset(bth, 0, 20);
+	bth[0] = ST_BTH_OP_UD_SEND_ONLY;
+	bth[2] = 0xff; /* default P_Key */
+	bth[3] = 0xff;
+	st_put_be32(bth + 4, destqp & 0xffffff);
+	st_put_be32(bth + 8, psn & 0xffffff);
+	st_put_be32(bth + 12, ST_QKEY);  /* DETH */
+	st_put_be32(bth + 16, 1);        /* source QP 1 */
+	for (i = l3 + 8 + 20; i < len - 4; i++)
+		p[i] = (u8)i;
+	memset(p + len - 4, 0, 4);
+}
+
+static int st_parse_gid(const char *s, union ib_gid *gid)
+{
+	__be32 v4;
+
+	if (in4_pton(s, -1, (u8 *)&v4, -1, NULL)) {
+		ipv6_addr_set_v4mapped(v4, (struct in6_addr *)gid->raw);
+		return 0;
+	}
+	return in6_pton(s, -1, gid->raw, -1, NULL) ? 0 : -EINVAL;
+}
+
+static ssize_t st_tx_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos)
+{
+	struct sroce_dev *sdev = file->private_data;
+	unsigned int n, payload = 64, tclass = 0, hop_limit = 64, i, len;
+	int destqp, flow_label = 0;
+	struct sroce_core_path_info info;
+	struct rdma_ah_attr ah = {};
+	const struct ib_gid_attr *sgid_attr;
+	struct sroce_env_path *path;
+	struct sroce_env_batch b;
+	char buf[160], src[48], dst[48];
+	union ib_gid sgid, dgid;
+	int err;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = 0;
+	if (sscanf(buf, "%47s %47s %u %i %u %u %u %i", src, dst, &n, &destqp, &payload, &tclass,
+		   &hop_limit, &flow_label) < 4 || n > 1000 || payload > 8192 || tclass > 255 ||
+	    hop_limit > 255 || destqp < 0 || destqp > 0xffffff || flow_label < 0 ||
+	    flow_label > IB_GRH_FLOWLABEL_MASK)
+		return -EINVAL;
+	if (st_parse_gid(src, &sgid) || st_parse_gid(dst, &dgid))
+		return -EINVAL;
+	sgid_attr = rdma_find_gid(&sdev->ibdev, &sgid, IB_GID_TYPE_ROCE_UDP_ENCAP, NULL);
+	if (IS_ERR(sgid_attr))
+		return PTR_ERR(sgid_attr);
+	ah.type = RDMA_AH_ATTR_TYPE_ROCE;
+	ah.port_num = 1;
+	rdma_ah_set_grh(&ah, &dgid, flow_label, sgid_attr->index, hop_limit, tclass);
+	ah.grh.sgid_attr = sgid_attr;
+	path = sroce_path_create(sdev, &ah, &info);
+	rdma_put_gid_attr(sgid_attr);
+	if (IS_ERR(path))
+		return PTR_ERR(path);
+
+	len = (info.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + 8 + 20 + payload + 4;
+	err = 0;
+	sroce_batch_init(&b);
+	for (i = 0; i < n; i++) {
+		unsigned char *data;
+		struct sroce_env_pkt *pkt = sroce_env_pkt_alloc(path, len, &data);
+
+		if (!pkt) {
+			err = -ENOMEM;
+			break;
+		}
+		st_write_packet(data, len, &info, destqp, i, (u16)get_random_u32());
+		sroce_env_pkt_send(&b, path, pkt);
+	}
+	sroce_batch_flush(sdev, &b);
+	sroce_env_path_put(path);
+	return err ?: count;
+}
+
+static const struct file_operations st_tx_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = st_tx_write,
+};
+
+void sroce_selftest_init(struct dentry *root)
+{
+	if (sroce_selftest)
+		debugfs_create_file("selftest", 0400, root, NULL, &st_fops);
+}
+
+void sroce_selftest_add_dev(struct sroce_dev *sdev)
+{
+	if (sroce_selftest)
+		debugfs_create_file("selftest_tx", 0200, sdev->debugfs, sdev, &st_tx_fops);
+}

@@ -1,0 +1,294 @@
+// The transport on two simulated nodes: every operation type, data checked
+// byte for byte, completions on both sides, and guard regions untouched.
+#include <catch2/catch.hpp>
+
+#include "ib_enums.h"
+#include "transport_fixture.h"
+
+using namespace tfx;
+using namespace sroce;
+
+namespace {
+constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
+				    ib::access::remote_atomic;
+
+sroce_sge sge(Fixture &f, Buffer &b, size_t off, unsigned int len) {
+	return sroce_sge{0x10000000ull + 0x100000ull * 0 + off, len, f.lkey(b)};
+}
+
+// The MR's iova (buffers are registered at 0x10000000 + 1 MiB * index).
+uint64_t iova_of(Node &n, Buffer &b) {
+	for (size_t i = 0; i < n.bufs.size(); i++)
+		if (n.bufs[i].get() == &b)
+			return 0x10000000ull + 0x100000ull * i;
+	return 0;
+}
+
+sroce_sge sge_of(Fixture &f, Node &n, Buffer &b, size_t off, unsigned int len) {
+	return sroce_sge{iova_of(n, b) + off, len, f.lkey(b)};
+}
+} // namespace
+
+TEST_CASE("transport: RC SEND of many sizes arrives intact", "[transport][rc]") {
+	Fixture f(1);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &src = f.buffer(a, 1 << 16, all_access);
+	Buffer &dst = f.buffer(b, 1 << 16, all_access);
+	for (unsigned int len : {0u, 1u, 3u, 1023u, 1024u, 1025u, 4096u, 10000u, 65536u}) {
+		CAPTURE(len);
+		std::memset(dst.data, 0, dst.len);
+		REQUIRE(f.post_recv(qb, 100 + len, {sge_of(f, b, dst, 0, (unsigned)dst.len)}) == 0);
+		auto w = wqe(len, ib::wr_send, 1);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, len)}) == 0);
+		std::vector<sroce_cqe> ca, cb;
+		REQUIRE(f.wait_cqes(b, 1, cb));
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		CHECK(cb[0].status == ib::wc_success);
+		CHECK(cb[0].opcode == ib::wc_recv);
+		CHECK(cb[0].byte_len == len);
+		CHECK(cb[0].wr_id == 100 + len);
+		CHECK(cb[0].src_qp == qa.qpn);
+		CHECK(ca[0].status == ib::wc_success);
+		CHECK(ca[0].opcode == ib::wc_send);
+		CHECK(ca[0].wr_id == len);
+		CHECK(std::memcmp(src.data, dst.data, len) == 0);
+		CHECK(dst.guards_intact());
+	}
+}
+
+TEST_CASE("transport: RC WRITE, WRITE_WITH_IMM, READ and atomics", "[transport][rc]") {
+	Fixture f(2);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_2048);
+	Buffer &la = f.buffer(a, 20000, all_access);
+	Buffer &rb = f.buffer(b, 20000, all_access);
+	uint64_t rva = iova_of(b, rb);
+	unsigned int rkey = f.lkey(rb);
+
+	// WRITE 9000 bytes at offset 100.
+	auto w = wqe(1, ib::wr_rdma_write, 1);
+	w.rdma.remote_addr = rva + 100;
+	w.rdma.rkey = rkey;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 9000)}) == 0);
+	std::vector<sroce_cqe> ca, cb;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(ca[0].opcode == ib::wc_rdma_write);
+	CHECK(std::memcmp(rb.data + 100, la.data, 9000) == 0);
+	CHECK(rb.data[99] == (unsigned char)(99 * 7 + 3)); // untouched
+	CHECK(rb.data[9100] == (unsigned char)(9100 * 7 + 3));
+
+	// WRITE_WITH_IMM consumes a receive and reports the immediate.
+	REQUIRE(f.post_recv(qb, 77, {sge_of(f, b, rb, 0, 16)}) == 0);
+	w = wqe(2, ib::wr_rdma_write_imm, 1);
+	w.rdma.remote_addr = rva;
+	w.rdma.rkey = rkey;
+	w.imm_or_inv = 0x11223344;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 5000, 3000)}) == 0);
+	ca.clear();
+	REQUIRE(f.wait_cqes(b, 1, cb));
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(cb[0].opcode == ib::wc_recv_rdma_imm);
+	CHECK(cb[0].wr_id == 77);
+	CHECK(cb[0].byte_len == 3000);
+	CHECK((cb[0].flags & SROCE_CQE_WITH_IMM));
+	CHECK(cb[0].imm_or_inv == 0x11223344);
+	CHECK(std::memcmp(rb.data, la.data + 5000, 3000) == 0);
+
+	// READ 15000 bytes (8 response packets) into a fresh local area.
+	std::memset(la.data, 0, la.len);
+	w = wqe(3, ib::wr_rdma_read, 1);
+	w.rdma.remote_addr = rva + 1000;
+	w.rdma.rkey = rkey;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 15000)}) == 0);
+	ca.clear();
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(ca[0].opcode == ib::wc_rdma_read);
+	CHECK(ca[0].byte_len == 15000);
+	CHECK(std::memcmp(la.data, rb.data + 1000, 15000) == 0);
+	CHECK(la.guards_intact());
+
+	// FETCH_ADD then CMP_SWAP on an aligned remote word.
+	uint64_t init = 0x100;
+	std::memcpy(rb.data + 64, &init, 8);
+	w = wqe(4, ib::wr_atomic_fetch_add, 1);
+	w.rdma.remote_addr = rva + 64;
+	w.rdma.rkey = rkey;
+	w.rdma.compare_add = 5;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 8)}) == 0);
+	w = wqe(5, ib::wr_atomic_cmp_swp, 1);
+	w.rdma.remote_addr = rva + 64;
+	w.rdma.rkey = rkey;
+	w.rdma.compare_add = 0x105;
+	w.rdma.swap = 0xabcdef;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 8, 8)}) == 0);
+	ca.clear();
+	REQUIRE(f.wait_cqes(a, 2, ca));
+	CHECK(ca[0].opcode == ib::wc_fetch_add);
+	CHECK(ca[1].opcode == ib::wc_comp_swap);
+	uint64_t orig1, orig2, now;
+	std::memcpy(&orig1, la.data, 8);
+	std::memcpy(&orig2, la.data + 8, 8);
+	std::memcpy(&now, rb.data + 64, 8);
+	CHECK(orig1 == 0x100);
+	CHECK(orig2 == 0x105);
+	CHECK(now == 0xabcdef);
+	CHECK(rb.guards_intact());
+}
+
+TEST_CASE("transport: UD SEND delivers the GRH and the source QP", "[transport][ud]") {
+	Fixture f(3);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_ud), &qb = f.qp(b, ib::qpt_ud);
+	f.to_ud_rts(qa, 0x1234);
+	f.to_ud_rts(qb, 0x1234);
+	sroce_core_ah *ah = f.ah(a, b);
+	Buffer &src = f.buffer(a, 4096, all_access);
+	Buffer &dst = f.buffer(b, 4096, all_access);
+	REQUIRE(f.post_recv(qb, 9, {sge_of(f, b, dst, 0, 40 + 1000)}) == 0);
+	auto w = wqe(1, ib::wr_send_imm, 1);
+	w.ud.ah_handle = sroce_core_ah_handle(ah);
+	w.ud.remote_qpn = qb.qpn;
+	w.ud.remote_qkey = 0x1234;
+	w.imm_or_inv = 0x01020304;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 1000)}) == 0);
+	std::vector<sroce_cqe> cb;
+	REQUIRE(f.wait_cqes(b, 1, cb));
+	CHECK(cb[0].status == ib::wc_success);
+	CHECK(cb[0].byte_len == 1040);
+	CHECK(cb[0].src_qp == qa.qpn);
+	CHECK((cb[0].flags & SROCE_CQE_GRH));
+	CHECK((cb[0].flags & SROCE_CQE_WITH_IMM));
+	CHECK(cb[0].network_hdr_type == ib::net_ipv4);
+	// IPv4 header at offset 20 of the GRH: version 4, source 10.0.0.1.
+	CHECK(dst.data[20] >> 4 == 4);
+	CHECK(dst.data[20 + 12] == 10);
+	CHECK(dst.data[20 + 15] == 1);
+	CHECK(std::memcmp(dst.data + 40, src.data, 1000) == 0);
+
+	// A wrong Q_Key is dropped silently.
+	REQUIRE(f.post_recv(qb, 10, {sge_of(f, b, dst, 0, 2000)}) == 0);
+	w.ud.remote_qkey = 0x9999;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 10)}) == 0);
+	f.sim().run_for(10000000);
+	CHECK(f.poll(b).empty());
+}
+
+TEST_CASE("transport: errors complete with the right status", "[transport][errors]") {
+	Fixture f(4);
+	Node &a = f.node(0), &b = f.node(1);
+	Buffer &la = f.buffer(a, 8192, all_access);
+	Buffer &rb = f.buffer(b, 8192, ib::access::local_write | ib::access::remote_write);
+	std::vector<sroce_cqe> ca, cb;
+
+	SECTION("wrong rkey: REM_ACCESS_ERR, nothing written") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024);
+		auto w = wqe(1, ib::wr_rdma_write, 1);
+		w.rdma.remote_addr = iova_of(b, rb);
+		w.rdma.rkey = f.lkey(rb) ^ 0x100;
+		std::vector<unsigned char> before(rb.data, rb.data + rb.len);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 100)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		CHECK(ca[0].status == ib::wc_rem_access_err);
+		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
+	}
+	SECTION("out of bounds WRITE: REM_ACCESS_ERR, guards intact") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024);
+		auto w = wqe(1, ib::wr_rdma_write, 1);
+		w.rdma.remote_addr = iova_of(b, rb) + 8192 - 50;
+		w.rdma.rkey = f.lkey(rb);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 100)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		CHECK(ca[0].status == ib::wc_rem_access_err);
+		CHECK(rb.guards_intact());
+	}
+	SECTION("READ without remote read access: REM_ACCESS_ERR") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024);
+		auto w = wqe(1, ib::wr_rdma_read, 1);
+		w.rdma.remote_addr = iova_of(b, rb);
+		w.rdma.rkey = f.lkey(rb);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 100)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		CHECK(ca[0].status == ib::wc_rem_access_err);
+	}
+	SECTION("deregistered MR: REM_ACCESS_ERR") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024);
+		uint64_t va = iova_of(b, rb);
+		unsigned int rkey = f.lkey(rb);
+		f.dereg(rb);
+		auto w = wqe(1, ib::wr_rdma_write, 1);
+		w.rdma.remote_addr = va;
+		w.rdma.rkey = rkey;
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 100)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		CHECK(ca[0].status == ib::wc_rem_access_err);
+	}
+	SECTION("bad local lkey: LOC_PROT_ERR, then later WRs flush") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024);
+		auto w = wqe(1, ib::wr_send, 1);
+		sroce_sge s = sge_of(f, a, la, 0, 100);
+		s.lkey ^= 0x300;
+		REQUIRE(f.post_send(qa, w, {s}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		CHECK(ca[0].status == ib::wc_loc_prot_err);
+		// Posting to a QP in ERR is allowed and completes with a flush
+		// (ib_drain_sq relies on it).
+		auto w2 = wqe(2, ib::wr_send, 1, 0);
+		REQUIRE(f.post_send(qa, w2, {sge_of(f, a, la, 0, 10)}) == 0);
+		REQUIRE(f.wait_cqes(a, 2, ca));
+		CHECK(ca[1].wr_id == 2);
+		CHECK(ca[1].status == ib::wc_wr_flush_err);
+		CHECK(f.poll(b).empty());
+	}
+	SECTION("no receive posted: RNR retries until one is posted") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024);
+		auto w = wqe(1, ib::wr_send, 1);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 3000)}) == 0);
+		f.sim().run_for(5000000); // a few RNR NAK rounds
+		CHECK(f.poll(a).empty());
+		REQUIRE(f.post_recv(qb, 5, {sge_of(f, b, rb, 0, 4096)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		REQUIRE(f.wait_cqes(b, 1, cb));
+		CHECK(ca[0].status == ib::wc_success);
+		CHECK(cb[0].byte_len == 3000);
+	}
+	SECTION("RNR retry exhausted: RNR_RETRY_EXC_ERR") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024, 0, 0, 10, 7, 2);
+		auto w = wqe(1, ib::wr_send, 1);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 100)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca, 10000000000ull));
+		CHECK(ca[0].status == ib::wc_rnr_retry_exc_err);
+	}
+	SECTION("destroyed remote QP: RETRY_EXC_ERR") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024, 0, 0, 8, 3);
+		f.destroy_qp(qb);
+		auto w = wqe(1, ib::wr_send, 1);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 100)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca, 10000000000ull));
+		CHECK(ca[0].status == ib::wc_retry_exc_err);
+	}
+	SECTION("receive buffer too small: LOC_LEN_ERR and REM_INV_REQ_ERR") {
+		Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+		f.connect(qa, qb, ib::mtu_1024);
+		REQUIRE(f.post_recv(qb, 5, {sge_of(f, b, rb, 0, 100)}) == 0);
+		auto w = wqe(1, ib::wr_send, 1);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 2000)}) == 0);
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		REQUIRE(f.wait_cqes(b, 1, cb));
+		CHECK(ca[0].status == ib::wc_rem_inv_req_err);
+		CHECK(cb[0].status == ib::wc_loc_len_err);
+		CHECK(rb.guards_intact());
+	}
+}

@@ -1,0 +1,285 @@
+#include "transport_fixture.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "ib_enums.h"
+#include "packet.h"
+
+namespace tfx {
+
+using namespace sroce;
+
+namespace {
+void *alloc_ring(unsigned int entries, unsigned int max, unsigned int stride, unsigned int *log_size) {
+	unsigned long bytes = 0;
+	REQUIRE(sroce_core_ring_size(entries, max, stride, log_size, &bytes) == 0);
+	void *mem = std::aligned_alloc(4096, bytes);
+	std::memset(mem, 0, bytes);
+	return mem;
+}
+} // namespace
+
+void Fixture::trace_from_env() {
+	if (!std::getenv("SROCE_PACKET_TRACE"))
+		return;
+	sim_.set_tap([](const sim::WirePacket &p) {
+		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		if (ip.is_error()) {
+			std::printf("%llu %d->%d bad ip\n", (unsigned long long)p.time_ns, p.from, p.to);
+			return;
+		}
+		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		if (pi.is_error()) {
+			std::printf("%llu %d->%d bad ib\n", (unsigned long long)p.time_ns, p.from, p.to);
+			return;
+		}
+		const ib::Headers &h = pi.value().hdr;
+		std::printf("%llu %d->%d %-32s psn %-8u%s%s len %u%s%s%s%s\n", (unsigned long long)p.time_ns, p.from, p.to,
+			    ib::opcode_name(h.bth.opcode), h.bth.psn, h.bth.ack_req ? " A" : "  ",
+			    (pi.value().flags & ib::op_aeth) ? ib::aeth_kind_name(h.aeth) : "", pi.value().payload_len,
+			    p.dropped ? " DROPPED" : "", p.duplicated ? " DUP" : "", p.reordered ? " REORD" : "",
+			    p.corrupted ? " CORRUPT" : "");
+	});
+}
+
+Buffer::~Buffer() {
+	if (mr)
+		sroce_core_mr_destroy(mr);
+	std::free(base);
+}
+
+bool Buffer::guards_intact() const {
+	for (size_t i = 0; i < guard; i++)
+		if (base[i] != 0xee || data[len + i] != 0xee)
+			return false;
+	return true;
+}
+
+Fixture::Fixture(uint64_t seed, unsigned int mtu) : sim_(seed) {
+	add_node(mtu);
+	add_node(mtu);
+}
+
+Fixture::~Fixture() {
+	for (auto &q : qps_)
+		if (q->qp)
+			sroce_core_qp_destroy(q->qp);
+	for (auto *a : ahs_)
+		sroce_core_ah_destroy(a);
+	for (auto &n : nodes_) {
+		n->bufs.clear();
+		sroce_core_cq_destroy(n->cq);
+		sroce_core_pd_destroy(n->pd);
+	}
+	// Let timers and work that still hold references run out.
+	sim_.run_for(1000000);
+	for (auto &n : nodes_)
+		sim_.remove_node(n->id);
+}
+
+Node &Fixture::add_node(unsigned int netdev_mtu) {
+	auto n = std::make_unique<Node>();
+	sim::NodeConfig cfg;
+	cfg.netdev_mtu = netdev_mtu;
+	n->id = sim_.add_node(cfg);
+	REQUIRE(n->id >= 0);
+	n->dev = sim_.dev(n->id);
+	REQUIRE(sroce_core_pd_create(n->dev, &n->pd) == 0);
+	n->cq_ring.mem = alloc_ring(4096, 65536, sizeof(sroce_cqe), &n->cq_ring.log_size);
+	sroce_core_cq_init ci{};
+	ci.owner = &n->cq_owner;
+	ci.ring = n->cq_ring.mem;
+	ci.log_size = n->cq_ring.log_size;
+	REQUIRE(sroce_core_cq_create(n->dev, &ci, &n->cq) == 0);
+	REQUIRE(sroce_core_cq_req_notify(n->cq, ib::cq_next_comp) == 0);
+	nodes_.push_back(std::move(n));
+	return *nodes_.back();
+}
+
+Buffer &Fixture::buffer(Node &n, size_t len, unsigned int access) {
+	auto b = std::make_unique<Buffer>();
+	b->len = len;
+	size_t pages = (len + 4095) / 4096;
+	b->base = static_cast<unsigned char *>(std::aligned_alloc(4096, (pages + 2) * 4096));
+	std::memset(b->base, 0xee, (pages + 2) * 4096);
+	b->data = b->base + b->guard;
+	for (size_t i = 0; i < len; i++)
+		b->data[i] = (unsigned char)(i * 7 + 3);
+	sroce_core_mr_init mi{};
+	mi.pd = n.pd;
+	mi.iova = 0x10000000ull + 0x100000ull * n.bufs.size();
+	mi.length = len;
+	mi.access = access;
+	mi.page_shift = 12;
+	mi.npages = pages ? pages : 1;
+	REQUIRE(sroce_core_mr_create(n.dev, &mi, &b->mr) == 0);
+	for (size_t i = 0; i < mi.npages; i++)
+		sroce_core_mr_set_page(b->mr, i, b->data + i * 4096);
+	REQUIRE(sroce_core_mr_enable(b->mr) == 0);
+	n.bufs.push_back(std::move(b));
+	return *n.bufs.back();
+}
+
+void Fixture::dereg(Buffer &b) {
+	sroce_core_mr_destroy(b.mr);
+	b.mr = nullptr;
+}
+
+Qp &Fixture::qp(Node &n, unsigned int type, unsigned int depth) {
+	auto q = std::make_unique<Qp>();
+	q->node = &n;
+	q->type = type;
+	q->sq_stride = sroce_core_wqe_stride(4, 64);
+	q->rq_stride = sroce_core_wqe_stride(4, 0);
+	q->sq.mem = alloc_ring(depth, 16384, q->sq_stride, &q->sq.log_size);
+	q->rq.mem = alloc_ring(depth, 16384, q->rq_stride, &q->rq.log_size);
+	sroce_core_qp_init qi{};
+	qi.owner = &q->owner;
+	qi.qp_type = type;
+	qi.port = 1;
+	qi.pd = n.pd;
+	qi.send_cq = n.cq;
+	qi.recv_cq = n.cq;
+	qi.max_send_sge = 4;
+	qi.max_recv_sge = 4;
+	qi.max_inline_data = 64;
+	qi.sq_ring = q->sq.mem;
+	qi.sq_log_size = q->sq.log_size;
+	qi.sq_stride = q->sq_stride;
+	qi.rq_ring = q->rq.mem;
+	qi.rq_log_size = q->rq.log_size;
+	qi.rq_stride = q->rq_stride;
+	REQUIRE(sroce_core_qp_create(n.dev, &qi, &q->qp) == 0);
+	q->qpn = sroce_core_qp_number(q->qp);
+	qps_.push_back(std::move(q));
+	return *qps_.back();
+}
+
+int Fixture::modify_state(Qp &q, unsigned int state) {
+	sroce_core_qp_attr a{};
+	a.qp_state = state;
+	int rc = 0;
+	sim_.call([&](sroce_env_batch *b) { rc = sroce_core_qp_modify(q.qp, &a, ib::attr_state, b); });
+	return rc;
+}
+
+void Fixture::connect(Qp &a, Qp &b, unsigned int path_mtu, unsigned int psn_a, unsigned int psn_b,
+		      unsigned int timeout, unsigned int retry, unsigned int rnr_retry, unsigned int rd_atomic) {
+	for (int side = 0; side < 2; side++) {
+		Qp &me = side ? b : a;
+		Qp &peer = side ? a : b;
+		sroce_core_qp_attr at{};
+		at.qp_state = ib::qps_init;
+		at.port_num = 1;
+		at.qp_access_flags = ib::access::remote_write | ib::access::remote_read | ib::access::remote_atomic;
+		int rc = -1;
+		sim_.call([&](sroce_env_batch *bt) {
+			rc = sroce_core_qp_modify(me.qp, &at, ib::attr_state | ib::attr_pkey_index | ib::attr_port |
+								     ib::attr_access_flags, bt);
+		});
+		REQUIRE(rc == 0);
+		at = {};
+		at.qp_state = ib::qps_rtr;
+		at.path_mtu = path_mtu;
+		at.dest_qp_num = peer.qpn;
+		at.rq_psn = side ? psn_a : psn_b;
+		at.max_dest_rd_atomic = rd_atomic;
+		at.min_rnr_timer = 1;
+		sim::Path p = sim_.path(me.node->id, peer.node->id);
+		at.path = p.path;
+		at.path_info = p.info;
+		u32 mask = ib::attr_state | ib::attr_av | ib::attr_path_mtu | ib::attr_dest_qpn | ib::attr_rq_psn;
+		if (me.type == ib::qpt_rc)
+			mask |= ib::attr_max_dest_rd_atomic | ib::attr_min_rnr_timer;
+		sim_.call([&](sroce_env_batch *bt) { rc = sroce_core_qp_modify(me.qp, &at, mask, bt); });
+		REQUIRE(rc == 0);
+		at = {};
+		at.qp_state = ib::qps_rts;
+		at.sq_psn = side ? psn_b : psn_a;
+		at.timeout = timeout;
+		at.retry_cnt = retry;
+		at.rnr_retry = rnr_retry;
+		at.max_rd_atomic = rd_atomic;
+		mask = ib::attr_state | ib::attr_sq_psn;
+		if (me.type == ib::qpt_rc)
+			mask |= ib::attr_timeout | ib::attr_retry_cnt | ib::attr_rnr_retry | ib::attr_max_qp_rd_atomic;
+		sim_.call([&](sroce_env_batch *bt) { rc = sroce_core_qp_modify(me.qp, &at, mask, bt); });
+		REQUIRE(rc == 0);
+	}
+}
+
+void Fixture::to_ud_rts(Qp &q, unsigned int qkey) {
+	sroce_core_qp_attr at{};
+	at.qp_state = ib::qps_init;
+	at.port_num = 1;
+	at.qkey = qkey;
+	int rc = -1;
+	sim_.call([&](sroce_env_batch *b) {
+		rc = sroce_core_qp_modify(q.qp, &at, ib::attr_state | ib::attr_pkey_index | ib::attr_port | ib::attr_qkey, b);
+	});
+	REQUIRE(rc == 0);
+	REQUIRE(modify_state(q, ib::qps_rtr) == 0);
+	at = {};
+	at.qp_state = ib::qps_rts;
+	sim_.call([&](sroce_env_batch *b) { rc = sroce_core_qp_modify(q.qp, &at, ib::attr_state | ib::attr_sq_psn, b); });
+	REQUIRE(rc == 0);
+}
+
+sroce_core_ah *Fixture::ah(Node &from, Node &to) {
+	sim::Path p = sim_.path(from.id, to.id);
+	sroce_core_ah *a = nullptr;
+	REQUIRE(sroce_core_ah_create(from.pd, p.path, &p.info, &a) == 0);
+	ahs_.push_back(a);
+	return a;
+}
+
+void Fixture::destroy_qp(Qp &q) {
+	sroce_core_qp_destroy(q.qp);
+	q.qp = nullptr;
+}
+
+int Fixture::post_send(Qp &q, const sroce_wqe &w, const std::vector<sroce_sge> &sges) {
+	int rc = 0;
+	sim_.call([&](sroce_env_batch *) { rc = sroce_core_qp_post_send(q.qp, &w, sges.data(), nullptr, 0); });
+	return rc;
+}
+
+int Fixture::post_recv(Qp &q, uint64_t wr_id, const std::vector<sroce_sge> &sges) {
+	sroce_wqe w = wqe(wr_id, SROCE_WQE_RECV, (unsigned)sges.size(), 0);
+	return sroce_core_qp_post_recv(q.qp, &w, sges.data());
+}
+
+std::vector<sroce_cqe> Fixture::poll(Node &n) {
+	std::vector<sroce_cqe> out;
+	sroce_cqe c[16];
+	void *owners[16];
+	int got;
+	while ((got = sroce_core_cq_poll(n.cq, c, owners, 16)) > 0)
+		out.insert(out.end(), c, c + got);
+	return out;
+}
+
+bool Fixture::wait_cqes(Node &n, size_t count, std::vector<sroce_cqe> &out, uint64_t timeout_ns) {
+	return sim_.run_until(
+		[&] {
+			auto more = poll(n);
+			out.insert(out.end(), more.begin(), more.end());
+			return out.size() >= count;
+		},
+		timeout_ns);
+}
+
+sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags) {
+	sroce_wqe w{};
+	w.wr_id = wr_id;
+	w.opcode = opcode;
+	w.num_sge = (unsigned char)num_sge;
+	w.flags = flags;
+	return w;
+}
+
+unsigned int Fixture::lkey(const Buffer &b) const { return sroce_core_mr_lkey(b.mr); }
+
+} // namespace tfx

@@ -1,0 +1,102 @@
+// Two (or more) simulated nodes with kernel-owned PDs, CQs, QPs and page-list
+// MRs, driven through the core's C API exactly as the glue drives it.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "sim.h"
+
+extern "C" {
+#include "abi.h"
+}
+
+namespace tfx {
+
+// Page-aligned memory with guard regions on both sides, registered as a
+// page-list MR (as the glue registers pinned user pages).
+struct Buffer {
+	unsigned char *base = nullptr; // guard | data | guard
+	unsigned char *data = nullptr;
+	size_t len = 0;
+	size_t guard = 4096;
+	sroce_core_mr *mr = nullptr;
+	Buffer() = default;
+	Buffer(const Buffer &) = delete;
+	~Buffer();
+	bool guards_intact() const;
+};
+
+struct Ring {
+	void *mem = nullptr;
+	unsigned int log_size = 0;
+	~Ring() { std::free(mem); }
+};
+
+struct Node {
+	int id = -1;
+	sroce_core_dev *dev = nullptr;
+	sroce_core_pd *pd = nullptr;
+	sroce_core_cq *cq = nullptr; // send and receive
+	Ring cq_ring;
+	std::vector<std::unique_ptr<Buffer>> bufs;
+	int cq_owner = 0; // its address is the CQ's owner
+};
+
+struct Qp {
+	Node *node = nullptr;
+	sroce_core_qp *qp = nullptr;
+	unsigned int qpn = 0;
+	unsigned int type = 0;
+	Ring sq, rq;
+	unsigned int sq_stride = 0, rq_stride = 0;
+	int owner = 0;
+};
+
+class Fixture {
+public:
+	explicit Fixture(uint64_t seed, unsigned int mtu = 9000);
+	~Fixture();
+
+	sim::Sim &sim() { return sim_; }
+	// Prints every packet on the wire (opcode, PSN, AETH) when
+	// SROCE_PACKET_TRACE is set: for replaying a failing seed.
+	void trace_from_env();
+	Node &node(int i) { return *nodes_[i]; }
+	Node &add_node(unsigned int netdev_mtu);
+
+	// access: IB_ACCESS_* bits. Contents filled with a pattern.
+	Buffer &buffer(Node &n, size_t len, unsigned int access);
+	void dereg(Buffer &b);
+	unsigned int lkey(const Buffer &b) const;
+
+	Qp &qp(Node &n, unsigned int type, unsigned int depth = 256);
+	// RESET -> INIT -> RTR -> RTS against the peer (RC/UC), or for UD.
+	void connect(Qp &a, Qp &b, unsigned int path_mtu, unsigned int psn_a = 0, unsigned int psn_b = 0,
+		     unsigned int timeout = 10, unsigned int retry = 7, unsigned int rnr_retry = 7,
+		     unsigned int rd_atomic = 16);
+	void to_ud_rts(Qp &q, unsigned int qkey);
+	int modify_state(Qp &q, unsigned int state);
+	sroce_core_ah *ah(Node &from, Node &to);
+	void destroy_qp(Qp &q);
+
+	int post_send(Qp &q, const sroce_wqe &w, const std::vector<sroce_sge> &sges);
+	int post_recv(Qp &q, uint64_t wr_id, const std::vector<sroce_sge> &sges);
+	// Polls everything the node's CQ has.
+	std::vector<sroce_cqe> poll(Node &n);
+	// Runs until `count` CQEs arrived at n (collected into out).
+	bool wait_cqes(Node &n, size_t count, std::vector<sroce_cqe> &out, uint64_t timeout_ns = 2000000000ull);
+
+private:
+	sim::Sim sim_;
+	std::vector<std::unique_ptr<Node>> nodes_;
+	std::vector<std::unique_ptr<Qp>> qps_;
+	std::vector<sroce_core_ah *> ahs_;
+};
+
+// A WQE builder.
+sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = 1);
+
+} // namespace tfx
