@@ -315,8 +315,53 @@ static void cq_consumer_case(struct ibv_context *ctx)
 	CHECK(rig_down(&r) == 0, "CQ case: every object destroyed");
 }
 
+/* Work requests may only come through the rings: the uverbs commands that
+ * carry them are refused for a user QP. */
+static void wr_commands_case(struct ibv_context *ctx)
+{
+	struct {
+		struct ibv_post_send cmd;
+		struct ib_uverbs_send_wr wr;
+	} ps = { 0 };
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_recv cmd;
+		struct ib_uverbs_recv_wr wr;
+	} pr = { 0 };
+	struct ib_uverbs_post_send_resp resp;
+	struct rig r;
+
+	printf("-- work requests through uverbs commands\n");
+	if (rig_up(&r, ctx, IBV_QPT_RC)) {
+		CHECK(0, "WR commands: set up");
+		rig_down(&r);
+		return;
+	}
+	ps.cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	ps.cmd.hdr.in_words = sizeof(ps) / 4;
+	ps.cmd.hdr.out_words = sizeof(resp) / 4;
+	ps.cmd.core_payload.response = (uintptr_t)&resp;
+	ps.cmd.core_payload.qp_handle = r.qp->handle;
+	ps.cmd.core_payload.wr_count = 1;
+	ps.cmd.core_payload.wqe_size = sizeof(ps.wr);
+	ps.wr.opcode = IBV_WR_SEND;
+	CHECK(write(ctx->cmd_fd, &ps, sizeof(ps)) < 0 && errno == EINVAL,
+	      "a SEND through the post_send command: %s", strerror(errno));
+	pr.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
+	pr.hdr.in_words = sizeof(pr) / 4;
+	pr.hdr.out_words = sizeof(resp) / 4;
+	pr.cmd.response = (uintptr_t)&resp;
+	pr.cmd.qp_handle = r.qp->handle;
+	pr.cmd.wr_count = 1;
+	pr.cmd.wqe_size = sizeof(pr.wr);
+	CHECK(write(ctx->cmd_fd, &pr, sizeof(pr)) < 0 && errno == EOPNOTSUPP,
+	      "the post_recv command: %s", strerror(errno));
+	CHECK(rig_down(&r) == 0, "WR commands: every object destroyed");
+}
+
 static int mode_scribble(struct ibv_context *ctx)
 {
+	wr_commands_case(ctx);
 	run_case(ctx, IBV_QPT_RC, "SQ producer beyond the ring", sc_producer_beyond);
 	run_case(ctx, IBV_QPT_RC, "WQE with 200 SGEs", sc_many_sges);
 	run_case(ctx, IBV_QPT_RC, "WQE with an unknown opcode", sc_bad_opcode);
