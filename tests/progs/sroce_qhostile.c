@@ -290,18 +290,20 @@ static void cq_consumer_case(struct ibv_context *ctx)
 {
 	struct sroce_uring *cqr;
 	struct ibv_sge sge;
-	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_INLINE }, *bad;
 	struct rig r;
 
 	printf("-- CQ consumer index ahead of the producer\n");
-	if (rig_up(&r, ctx, IBV_QPT_UD) || !r.mr) {
+	if (rig_up(&r, ctx, IBV_QPT_UD)) {
 		CHECK(0, "CQ case: set up");
 		rig_down(&r);
 		return;
 	}
 	cqr = &to_scq(r.cq)->ring;
 	sroce_store_release(&cqr->hdr->consumer, cqr->hdr->producer + 12345);
-	sge = (struct ibv_sge){ .addr = (uintptr_t)r.buf, .length = 16, .lkey = r.mr->lkey };
+	/* Inline: no MR needed. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)r.buf, .length = 16 };
 	wr.wr.ud.ah = r.ah;
 	wr.wr.ud.remote_qpn = 0x4242;
 	wr.wr.ud.remote_qkey = 0x1234;
@@ -313,8 +315,53 @@ static void cq_consumer_case(struct ibv_context *ctx)
 	CHECK(rig_down(&r) == 0, "CQ case: every object destroyed");
 }
 
+/* Work requests may only come through the rings: the uverbs commands that
+ * carry them are refused for a user QP. */
+static void wr_commands_case(struct ibv_context *ctx)
+{
+	struct {
+		struct ibv_post_send cmd;
+		struct ib_uverbs_send_wr wr;
+	} ps = { 0 };
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_recv cmd;
+		struct ib_uverbs_recv_wr wr;
+	} pr = { 0 };
+	struct ib_uverbs_post_send_resp resp;
+	struct rig r;
+
+	printf("-- work requests through uverbs commands\n");
+	if (rig_up(&r, ctx, IBV_QPT_RC)) {
+		CHECK(0, "WR commands: set up");
+		rig_down(&r);
+		return;
+	}
+	ps.cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	ps.cmd.hdr.in_words = sizeof(ps) / 4;
+	ps.cmd.hdr.out_words = sizeof(resp) / 4;
+	ps.cmd.core_payload.response = (uintptr_t)&resp;
+	ps.cmd.core_payload.qp_handle = r.qp->handle;
+	ps.cmd.core_payload.wr_count = 1;
+	ps.cmd.core_payload.wqe_size = sizeof(ps.wr);
+	ps.wr.opcode = IBV_WR_SEND;
+	CHECK(write(ctx->cmd_fd, &ps, sizeof(ps)) < 0 && errno == EINVAL,
+	      "a SEND through the post_send command: %s", strerror(errno));
+	pr.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
+	pr.hdr.in_words = sizeof(pr) / 4;
+	pr.hdr.out_words = sizeof(resp) / 4;
+	pr.cmd.response = (uintptr_t)&resp;
+	pr.cmd.qp_handle = r.qp->handle;
+	pr.cmd.wr_count = 1;
+	pr.cmd.wqe_size = sizeof(pr.wr);
+	CHECK(write(ctx->cmd_fd, &pr, sizeof(pr)) < 0 && errno == EOPNOTSUPP,
+	      "the post_recv command: %s", strerror(errno));
+	CHECK(rig_down(&r) == 0, "WR commands: every object destroyed");
+}
+
 static int mode_scribble(struct ibv_context *ctx)
 {
+	wr_commands_case(ctx);
 	run_case(ctx, IBV_QPT_RC, "SQ producer beyond the ring", sc_producer_beyond);
 	run_case(ctx, IBV_QPT_RC, "WQE with 200 SGEs", sc_many_sges);
 	run_case(ctx, IBV_QPT_RC, "WQE with an unknown opcode", sc_bad_opcode);
@@ -338,7 +385,7 @@ static int mode_hold(struct ibv_context *ctx, const char *ready)
 		if (rig_up(&rc[i], ctx, IBV_QPT_RC))
 			return 1;
 	for (int i = 0; i < 2; i++)
-		if (rig_up(&ud[i], ctx, IBV_QPT_UD) || !ud[i].mr)
+		if (rig_up(&ud[i], ctx, IBV_QPT_UD))
 			return 1;
 	srq = ibv_create_srq(rc[0].pd, &sia);
 	if (!srq)
@@ -350,10 +397,11 @@ static int mode_hold(struct ibv_context *ctx, const char *ready)
 	fflush(stdout);
 	for (;;) {
 		for (int i = 0; i < 2; i++) {
-			struct ibv_sge sge = { .addr = (uintptr_t)ud[i].buf, .length = 64,
-					       .lkey = ud[i].mr->lkey };
-			struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+			/* Inline sends and empty receives: no MR needed. */
+			struct ibv_sge sge = { .addr = (uintptr_t)ud[i].buf, .length = 64 };
+			struct ibv_recv_wr rwr = { .num_sge = 0 }, *rbad;
 			struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1,
+						  .send_flags = IBV_SEND_INLINE,
 						  .wr.ud = { .ah = ud[i].ah, .remote_qpn = 0x4242,
 							     .remote_qkey = 0x1234 } }, *bad;
 			struct ibv_wc wc[8];

@@ -54,8 +54,10 @@ static void cq_checks(struct ibv_context *ctx)
 	cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
 	CHECK(cq && cq->cqe >= 1, "CQ of 1 entry: cqe %d", cq ? cq->cqe : -1);
 	if (cq) {
-		CHECK(ibv_req_notify_cq(cq, 0) == 0, "req_notify_cq(next)");
-		CHECK(ibv_req_notify_cq(cq, 1) == 0, "req_notify_cq(solicited)");
+		err = ibv_req_notify_cq(cq, 0);
+		CHECK(err == 0, "req_notify_cq(next): %d %s", err, strerror(err));
+		err = ibv_req_notify_cq(cq, 1);
+		CHECK(err == 0, "req_notify_cq(solicited): %d %s", err, strerror(err));
 		err = ibv_resize_cq(cq, 300);
 		CHECK(!err && cq->cqe >= 300, "resize_cq to 300: %s, cqe %d", strerror(err), cq->cqe);
 		err = ibv_resize_cq(cq, 4);

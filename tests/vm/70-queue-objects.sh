@@ -5,7 +5,9 @@
 # states that refuse posts. Nothing may be left behind.
 . "$(dirname "$0")/lib.sh"
 
-make_veth veth0 veth1
+# The peer end lives in its own namespace: 10.0.1.2 is a remote host.
+ip netns add peer
+make_veth veth0 veth1 peer
 modprobe sroce
 rdma link add sroce0 type sroce netdev veth0
 check "the IPv4 GID appears" wait_until 10 gid_index sroce0 10.0.1.1
@@ -15,5 +17,6 @@ check "nothing left alive" wait_until 10 counts_zero sroce0
 check "context page and limits through sroce_ctx" "$PROGS/sroce_ctx" check sroce0
 rdma link delete sroce0
 ip link del veth0
+ip netns del peer
 check "rmmod" rmmod sroce
 finish

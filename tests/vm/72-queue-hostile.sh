@@ -4,7 +4,9 @@
 # process killed while it holds and uses queues leaves nothing alive.
 . "$(dirname "$0")/lib.sh"
 
-make_veth veth0 veth1
+# The peer end lives in its own namespace: 10.0.1.2 is a remote host.
+ip netns add peer
+make_veth veth0 veth1 peer
 modprobe sroce
 rdma link add sroce0 type sroce netdev veth0
 check "the IPv4 GID appears" wait_until 10 gid_index sroce0 10.0.1.1
@@ -33,5 +35,6 @@ done
 
 check "rdma link delete" rdma link delete sroce0
 ip link del veth0
+ip netns del peer
 check "rmmod" rmmod sroce
 finish
