@@ -2,7 +2,7 @@
 #
 #   make setup        install Debian packages, fetch the target kernel image
 #   make              build the module, the provider, test programs, host tests
-#   make test         build everything, run host + VM tests, print a summary
+#   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make install      install sroce.ko and the provider on this host
@@ -27,9 +27,9 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host check-core setup test test-host test-vm test-slow demo install clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-pair test-slow demo install clean
 
-all: kmod user progs host
+all: kmod user progs host dump
 
 setup:
 	bash $(TOP)/scripts/setup.sh
@@ -74,6 +74,40 @@ $(UOBJ)/abi-mismatch/libsroce-rdmav34.so: $(USRC) $(UHDR) $(TOP)/libuser/libsroc
 	$(CC) $(CFLAGS_USER) -DSROCE_PROVIDER_ABI_VERSION='(SROCE_ABI_VERSION + 1)' -shared \
 		-Wl,--no-undefined -Wl,--version-script=$(TOP)/libuser/libsroce.map -o $@ $(USRC) -libverbs
 
+# ---- sroce-dump (libpcap tool on the core's packet codec) -------------------
+# The core's codec files are compiled for user space with env_user.cpp
+# (crc32 only). C++20 because the core headers are.
+DSRC := $(filter-out %/fuzz_decode.cpp,$(wildcard $(TOP)/libuser/dump/*.cpp))
+DLIB := $(filter-out %/sroce-dump.cpp %/rdma_dev.cpp,$(DSRC))
+CODEC := $(addprefix $(TOP)/kmod/core/,opcode.cpp packet.cpp icrc.cpp)
+DHDR := $(wildcard $(TOP)/libuser/dump/*.h $(TOP)/kmod/core/*.h $(TOP)/kmod/core/ktl/*.h)
+CXX_DUMP := g++
+DUMP_CXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+	-I$(TOP)/kmod/core -I$(TOP)/libuser/dump $(shell pkg-config --cflags libnl-3.0 2>/dev/null)
+DOBJ := $(BUILD)/dump
+FUZZ_TIME ?= 600
+
+dump: $(UOBJ)/sroce-dump $(DOBJ)/mkpcap $(DOBJ)/fuzz-decode
+
+$(UOBJ)/sroce-dump: $(DSRC) $(CODEC) $(DHDR)
+	@mkdir -p $(UOBJ)
+	$(CXX_DUMP) $(DUMP_CXXFLAGS) -o $@ $(DSRC) $(CODEC) -lpcap -lnl-3
+
+# The test's packet crafter: the same codec, writing a pcap.
+$(DOBJ)/mkpcap: $(TOP)/tests/dump/mkpcap.cpp $(DLIB) $(CODEC) $(DHDR)
+	@mkdir -p $(DOBJ)
+	$(CXX_DUMP) $(DUMP_CXXFLAGS) -o $@ $< $(DLIB) $(CODEC) -lpcap
+
+# libFuzzer target for the decoder (clang, ASan + UBSan).
+$(DOBJ)/fuzz-decode: $(TOP)/libuser/dump/fuzz_decode.cpp $(DLIB) $(CODEC) $(DHDR)
+	@mkdir -p $(DOBJ)
+	clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-I$(TOP)/kmod/core -I$(TOP)/libuser/dump -o $@ $< $(DLIB) $(CODEC)
+
+# Longer fuzzing than the default suite's bounded run.
+fuzz: $(DOBJ)/fuzz-decode $(DOBJ)/mkpcap
+	bash $(TOP)/tests/dump/fuzz.sh $(FUZZ_TIME)
+
 # ---- test programs ---------------------------------------------------------
 PSRC := $(wildcard $(TOP)/tests/progs/*.c)
 progs: $(patsubst $(TOP)/tests/progs/%.c,$(POBJ)/%,$(PSRC))
@@ -95,6 +129,10 @@ test-host: host
 test-vm: kmod user progs
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 
+# Two VMs on one virtual wire (scripts/vm-run --pair), one pair at a time.
+test-pair: kmod user progs
+	bash $(TOP)/scripts/run-pair-tests.sh --kernel $(KVER)
+
 test: all
 	bash $(TOP)/scripts/test-all.sh --kernel $(KVER)
 
@@ -111,7 +149,7 @@ demo: kmod user progs
 	$(TOP)/scripts/vm-run --kernel $(KVER) -- bash $(TOP)/scripts/demo.sh
 
 # ---- install on a real host ------------------------------------------------
-install: kmod user
+install: kmod user $(UOBJ)/sroce-dump
 	install -D -m 644 $(KOBJ)/sroce.ko $(DESTDIR)/lib/modules/$(KVER)/updates/sroce.ko
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 	install -D -m 755 $(UOBJ)/libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so.1
@@ -120,6 +158,8 @@ install: kmod user
 	ln -sf ../libsroce.so.1 $(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so
 	install -D -m 644 $(UOBJ)/sroce.driver $(DESTDIR)/etc/libibverbs.d/sroce.driver
 	install -D -m 644 $(TOP)/libuser/include/infiniband/srocedv.h $(DESTDIR)/usr/include/infiniband/srocedv.h
+	install -D -m 755 $(UOBJ)/sroce-dump $(DESTDIR)/usr/sbin/sroce-dump
+	install -D -m 644 $(TOP)/libuser/dump/sroce-dump.8 $(DESTDIR)/usr/share/man/man8/sroce-dump.8
 	[ -n "$(DESTDIR)" ] || ldconfig
 
 clean:

@@ -4,7 +4,10 @@
 #define SROCE_PROVIDER_H
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sroce-abi.h"
 #include "sroce/verbs_pabi34.h"
@@ -34,10 +37,101 @@ struct sroce_pd {
 	uint32_t pdn;
 };
 
+/*
+ * A mapped ring (abi/sroce-abi.h). This side owns one index and keeps its
+ * own copy of it in `idx`; the copy in shared memory is only published.
+ * The other side's index is read with acquire and cached in `peer`.
+ */
+struct sroce_uring {
+	void *map;                 /* the mapping, `bytes` long */
+	size_t bytes;
+	struct sroce_ring_header *hdr;
+	uint8_t *entries;
+	uint32_t mask;             /* entries - 1 */
+	uint32_t stride;
+	uint32_t idx;              /* the index this side writes */
+	uint32_t peer;             /* last value read of the other side's */
+	pthread_spinlock_t lock;
+};
+
+struct sroce_cq {
+	struct ibv_cq ibv_cq;
+	struct sroce_uring ring;   /* user consumes, kernel produces */
+};
+
+struct sroce_qp {
+	struct ibv_qp ibv_qp;
+	struct sroce_uring sq;     /* user produces, kernel consumes */
+	struct sroce_uring rq;     /* unmapped (map == NULL) with an SRQ */
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline;
+};
+
+struct sroce_srq {
+	struct ibv_srq ibv_srq;
+	struct sroce_uring ring;
+	uint32_t max_sge;
+	uint32_t srqn;
+};
+
+struct sroce_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t handle;           /* the kernel's AH handle for UD WQEs */
+};
+
 static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
 {
 	return sroce_container_of(ibctx, struct sroce_context, vctx.context);
 }
+
+static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return sroce_container_of(ibcq, struct sroce_cq, ibv_cq);
+}
+
+static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return sroce_container_of(ibqp, struct sroce_qp, ibv_qp);
+}
+
+static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return sroce_container_of(ibsrq, struct sroce_srq, ibv_srq);
+}
+
+static inline struct sroce_ah *to_sah(struct ibv_ah *ibah)
+{
+	return sroce_container_of(ibah, struct sroce_ah, ibv_ah);
+}
+
+/* Shared-index accesses; every use names the kernel side it pairs with
+ * (labels in Documentation/abi.md, "Ring barriers"). */
+static inline uint32_t sroce_load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void sroce_store_release(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline void *sroce_ring_entry(const struct sroce_uring *r, uint32_t idx)
+{
+	return r->entries + (size_t)(idx & r->mask) * r->stride;
+}
+
+/* ring.c */
+int sroce_ring_map(struct sroce_uring *r, int cmd_fd, const struct sroce_ring_info *info,
+		   uint32_t min_stride);
+void sroce_ring_unmap(struct sroce_uring *r);
+/* Work queues: the WQE slot for the next post, NULL when the ring is full. */
+void *sroce_wq_next(struct sroce_uring *r);
+/* Work queues: publishes the WQEs written since the last publication. */
+void sroce_wq_publish(struct sroce_uring *r);
+/* Receive queues (QP RQ, SRQ): one receive WQE. */
+int sroce_post_one_recv(struct sroce_uring *r, uint32_t max_sge, const struct ibv_recv_wr *wr);
 
 /* True if ibctx was opened by this provider. */
 int sroce_is_sroce_context(struct ibv_context *ibctx);
@@ -50,5 +144,32 @@ extern const struct verbs_context_ops sroce_ctx_ops;
 struct ibv_mr *sroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			    int access);
 int sroce_dereg_mr(struct verbs_mr *vmr);
+
+/* cq.c */
+struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *channel,
+			       int comp_vector);
+int sroce_destroy_cq(struct ibv_cq *ibcq);
+int sroce_resize_cq(struct ibv_cq *ibcq, int cqe);
+int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+
+/* qp.c */
+struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
+int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+		   struct ibv_qp_init_attr *init);
+int sroce_destroy_qp(struct ibv_qp *ibqp);
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* srq.c */
+struct ibv_srq *sroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int sroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask);
+int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int sroce_destroy_srq(struct ibv_srq *ibsrq);
+int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* ah.c */
+struct ibv_ah *sroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int sroce_destroy_ah(struct ibv_ah *ibah);
 
 #endif /* SROCE_PROVIDER_H */

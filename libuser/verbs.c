@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * verbs.c - the control-path verbs of the provider: queries and protection
- * domains (memory regions: mr.c). Each is one uverbs command; the fast
- * paths arrive with queues.
+ * domains, and the table of every verb the provider implements (memory
+ * regions are in mr.c, queues in cq.c, qp.c, srq.c, ah.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -70,10 +70,29 @@ static int sroce_dealloc_pd(struct ibv_pd *ibpd)
 
 const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_alloc_pd,
+	.create_ah = sroce_create_ah,
+	.create_cq = sroce_create_cq,
+	.create_qp = sroce_create_qp,
+	.create_srq = sroce_create_srq,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dereg_mr = sroce_dereg_mr,
+	.destroy_ah = sroce_destroy_ah,
+	.destroy_cq = sroce_destroy_cq,
+	.destroy_qp = sroce_destroy_qp,
+	.destroy_srq = sroce_destroy_srq,
 	.free_context = sroce_free_context,
+	.modify_qp = sroce_modify_qp,
+	.modify_srq = sroce_modify_srq,
+	.poll_cq = sroce_poll_cq,
+	.post_recv = sroce_post_recv,
+	.post_send = sroce_post_send,
+	.post_srq_recv = sroce_post_srq_recv,
 	.query_device_ex = sroce_query_device_ex,
 	.query_port = sroce_query_port,
 	.reg_mr = sroce_reg_mr,
+	.query_qp = sroce_query_qp,
+	.query_srq = sroce_query_srq,
+	/* Arming is a command: the kernel owns the notification state. */
+	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.resize_cq = sroce_resize_cq,
 };

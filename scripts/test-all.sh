@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command (`make test`) after the build: host tests, the
-# build checks, then the VM suite. Ends with one summary line
+# build checks, the sroce-dump tests, the VM suite, then the two-VM (pair)
+# tests. Ends with one summary line
 # `N passed, N failed` counting every test case of every layer.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +32,13 @@ bp=$(sed -n 's/^build: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$tb")
 bf=$(sed -n 's/^build: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tb")
 count build "${bp:-0}" "${bf:-1}"
 
+echo "=== sroce-dump tests"
+td=$(mktemp)
+bash "$top/tests/dump/run.sh" 2>&1 | tee "$td"
+dp=$(sed -n 's/^dump: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$td")
+df=$(sed -n 's/^dump: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$td")
+count dump "${dp:-0}" "${df:-1}"
+
 echo "=== VM tests"
 tv=$(mktemp)
 bash "$top/scripts/run-vm-tests.sh" "${kargs[@]}" 2>&1 | tee "$tv"
@@ -42,6 +50,16 @@ vf=$(sed -n 's/^vm: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tv" | tail -1)
 [ "$vrc" -ne 0 ] && [ "$vf" -eq 0 ] && vf=1
 count vm "$vp" "$vf"
 
-rm -f "$log" "$tb" "$tv"
+echo "=== VM pair tests"
+tp=$(mktemp)
+bash "$top/scripts/run-pair-tests.sh" "${kargs[@]}" 2>&1 | tee "$tp"
+prc=${PIPESTATUS[0]}
+pp=$(sed -n 's/^pair: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$tp" | tail -1)
+pf=$(sed -n 's/^pair: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tp" | tail -1)
+[ -n "$pp" ] || { pp=0; pf=1; }
+[ "$prc" -ne 0 ] && [ "$pf" -eq 0 ] && pf=1
+count pair "$pp" "$pf"
+
+rm -f "$log" "$tb" "$td" "$tv" "$tp"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -35,6 +35,7 @@ void Qp::restart_retry_timer_locked() {
 // ATOMIC covered by the ACK whose data never came lost its response: it
 // is asked again from where its data stopped.
 void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
+	u32 before = unacked_psn_;
 	for (u32 i = sq_done_; i != sq_fetched_; i++) {
 		SendWqe &w = swqe(i);
 		if (!w.started || psn_diff(w.first_psn, psn) > 0)
@@ -44,17 +45,20 @@ void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
 		if (is_read_or_atomic(w.wqe.opcode)) {
 			if (psn_diff(w.last_psn, psn) <= 0)
 				rewind_locked(unacked_psn_);
+			if (unacked_psn_ != before)
+				progress_locked();
 			complete_done_locked(b);
 			return;
 		}
 		if (psn_diff(w.last_psn, psn) > 0)
 			break; // an ACK for the middle of a multi-packet message
 		w.done = true;
+		unacked_psn_ = psn_add(w.last_psn, 1); // a READ behind resumes here
 	}
-	if (psn_diff(psn_add(psn, 1), unacked_psn_) > 0) {
+	if (psn_diff(psn_add(psn, 1), unacked_psn_) > 0)
 		unacked_psn_ = psn_add(psn, 1);
+	if (unacked_psn_ != before)
 		progress_locked();
-	}
 	complete_done_locked(b);
 }
 
@@ -83,11 +87,9 @@ void Qp::on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b) {
 	}
 	switch (a.nak_code()) {
 	case ib::NakCode::psn_seq_err:
-		if (retries_left_ == 0) {
-			fail_send_locked(w, ib::wc_retry_exc_err, b);
-			return;
-		}
-		retries_left_--;
+		// The responder is alive and has everything before psn: resend
+		// from there without spending a retry (only silence does), or a
+		// reordering link would exhaust retry_cnt while making progress.
 		rewind_locked(psn);
 		requester_run_locked(b);
 		return;
@@ -103,29 +105,25 @@ void Qp::on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b) {
 	}
 }
 
-void Qp::on_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_batch *b) {
+// Places one READ response's payload at its offset in the local SGEs.
+bool Qp::place_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
-	u32 psn = pi.hdr.bth.psn;
-	u64 off = u64(u32(psn_diff(psn, w.first_psn))) * mtu();
-	bool last = pi.flags & ib::op_last;
+	u64 off = u64(u32(psn_diff(pi.hdr.bth.psn, w.first_psn))) * mtu();
+	bool last = pi.hdr.bth.psn == w.last_psn;
 	if (off + pi.payload_len > w.length || (!last && pi.payload_len != mtu()) ||
 	    (last && off + pi.payload_len != w.length)) {
 		fail_send_locked(w, ib::wc_bad_resp_err, b);
-		return;
+		return false;
 	}
-	if (pi.payload_len) {
-		auto r = sge_scatter_pkt(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, off, rx.pkt,
-					 rx.payload_off, pi.payload_len);
-		if (r.is_error()) {
-			fail_send_locked(w, ib::wc_loc_prot_err, b);
-			return;
-		}
+	if (!pi.payload_len)
+		return true;
+	auto r = sge_scatter_pkt(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, off, rx.pkt, rx.payload_off,
+				 pi.payload_len);
+	if (r.is_error()) {
+		fail_send_locked(w, ib::wc_loc_prot_err, b);
+		return false;
 	}
-	unacked_psn_ = psn_add(psn, 1);
-	if (last) {
-		w.done = true;
-		rd_atomic_out_--;
-	}
+	return true;
 }
 
 void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
@@ -137,49 +135,73 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// anything; the rest are duplicates or garbage.
 	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_) >= 0)
 		return;
-	if (pi.flags & ib::op_aeth && !pi.hdr.aeth.is_ack() && !(pi.flags & (ib::op_read | ib::op_atomic))) {
+	if ((pi.flags & ib::op_aeth) && !pi.hdr.aeth.is_ack() && !(pi.flags & (ib::op_read | ib::op_atomic)))
 		on_nak_locked(pi, b);
-		requester_run_locked(b);
-		return;
-	}
-	if (pi.flags & (ib::op_read | ib::op_atomic)) {
-		// Responses in order only: the PSN we wait for next.
-		if (psn != unacked_psn_)
-			return;
-		// Earlier SEND/WRITEs are acknowledged by this response.
-		on_ack_psn_locked(psn_add(psn, ib::psn_mask), b);
-		if (state_ == ib::qps_err || sq_done_ == sq_fetched_)
-			return;
-		SendWqe &w = swqe(sq_done_);
-		bool atomic_resp = pi.flags & ib::op_atomic;
-		bool read_wqe = w.wqe.opcode == ib::wr_rdma_read;
-		if (!w.started || (atomic_resp ? read_wqe || psn != w.first_psn : !read_wqe)) {
-			fail_send_locked(w, ib::wc_bad_resp_err, b);
-			return;
-		}
-		if (atomic_resp) {
-			u64 orig = pi.hdr.atomic_ack_eth.orig;
-			auto r = sge_scatter(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, 0,
-					     reinterpret_cast<const u8 *>(&orig), 8);
-			if (r.is_error()) {
-				fail_send_locked(w, ib::wc_loc_prot_err, b);
-				return;
-			}
-			unacked_psn_ = psn_add(psn, 1);
-			w.done = true;
-			rd_atomic_out_--;
-		} else {
-			on_read_response_locked(rx, w, b);
-			if (state_ == ib::qps_err)
-				return;
-		}
-		progress_locked();
-		complete_done_locked(b);
-	} else {
+	else if (pi.flags & (ib::op_read | ib::op_atomic))
+		on_data_response_locked(rx, b);
+	else
 		on_ack_psn_locked(psn, b);
-	}
+	if (state_ == ib::qps_err || rnr_wait_)
+		return;
+	// A rewind above is sent at once; the window may have opened.
 	restart_retry_timer_locked();
 	requester_run_locked(b);
+}
+
+// A READ response or ATOMIC ACK.
+void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	u32 psn = pi.hdr.bth.psn;
+	// Earlier SEND/WRITEs are acknowledged by this response; then it must
+	// be the very PSN we wait for (responses in order only).
+	on_ack_psn_locked(psn_add(psn, ib::psn_mask), b);
+	if (state_ == ib::qps_err || sq_done_ == sq_fetched_)
+		return;
+	SendWqe &w = swqe(sq_done_);
+	bool atomic_resp = pi.flags & ib::op_atomic;
+	bool read_wqe = w.wqe.opcode == ib::wr_rdma_read;
+	s32 ahead = psn_diff(psn, unacked_psn_);
+	if (ahead < 0)
+		return; // a duplicate
+	if (!w.started || psn_diff(psn, w.first_psn) < 0 || psn_diff(psn, w.last_psn) > 0 ||
+	    (atomic_resp ? read_wqe || psn != w.first_psn : !read_wqe)) {
+		if (ahead == 0)
+			fail_send_locked(w, ib::wc_bad_resp_err, b);
+		return; // ahead of a gap: not ours to judge yet
+	}
+	if (ahead > 0) {
+		// A reordered READ response beyond a gap: placed now, remembered,
+		// counted when the gap fills.
+		if (u32(ahead) > 64 || (ooo_mask_ >> (ahead - 1) & 1))
+			return;
+		if (place_read_response_locked(rx, w, b))
+			ooo_mask_ |= 1ull << (ahead - 1);
+		return;
+	}
+	if (atomic_resp) {
+		u64 orig = pi.hdr.atomic_ack_eth.orig;
+		auto r = sge_scatter(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, 0,
+				     reinterpret_cast<const u8 *>(&orig), 8);
+		if (r.is_error()) {
+			fail_send_locked(w, ib::wc_loc_prot_err, b);
+			return;
+		}
+	} else if (!place_read_response_locked(rx, w, b)) {
+		return;
+	}
+	unacked_psn_ = psn_add(psn, 1);
+	while (ooo_mask_ & 1) {
+		ooo_mask_ >>= 1;
+		unacked_psn_ = psn_add(unacked_psn_, 1);
+	}
+	ooo_mask_ >>= 1;
+	if (psn_diff(unacked_psn_, w.last_psn) > 0) {
+		w.done = true;
+		rd_atomic_out_--;
+		ooo_mask_ = 0;
+	}
+	progress_locked();
+	complete_done_locked(b);
 }
 
 void Qp::on_timeout_locked(sroce_env_batch *b) {
@@ -190,8 +212,12 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 		requester_run_locked(b);
 		return;
 	}
-	if (psn_ == unacked_psn_ || sq_done_ == sq_fetched_)
+	if (sq_done_ == sq_fetched_)
 		return;
+	if (psn_ == unacked_psn_) { // rewound but not yet sent: no retry spent
+		requester_run_locked(b);
+		return;
+	}
 	if (retries_left_ == 0) {
 		fail_send_locked(swqe(sq_done_), ib::wc_retry_exc_err, b);
 		return;

@@ -63,13 +63,13 @@ constexpr u64 max_mr_size = 1ull << 38;
 // kind that does not, so it never promises what create_* would refuse. Each
 // milestone flips its entry.
 namespace available {
-constexpr bool qp = false;
-constexpr bool cq = false;
+constexpr bool qp = true;
+constexpr bool cq = true;
 constexpr bool mr = true;
 constexpr bool fast_reg = false; // IB_WR_REG_MR page lists (alloc_mr)
 constexpr bool mw = false;
-constexpr bool srq = false;
-constexpr bool ah = false;
+constexpr bool srq = true;
+constexpr bool ah = true;
 } // namespace available
 
 } // namespace sroce::param

@@ -146,8 +146,9 @@ private:
 	// ---- completer.cpp ----
 	void on_response_locked(const RxPacket &rx, sroce_env_batch *b);
 	void on_ack_psn_locked(u32 psn, sroce_env_batch *b);
+	void on_data_response_locked(const RxPacket &rx, sroce_env_batch *b);
 	void on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b);
-	void on_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_batch *b);
+	bool place_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_batch *b);
 	void fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b);
 	void progress_locked();
 	void restart_retry_timer_locked();
@@ -230,6 +231,7 @@ private:
 	u32 psn_ = 0;                // next PSN to send
 	u32 unacked_psn_ = 0;        // oldest PSN not yet acknowledged
 	u32 rd_atomic_out_ = 0;      // outstanding READ/ATOMIC requests
+	u64 ooo_mask_ = 0;           // READ responses received beyond unacked_psn_ + 1
 	u32 retries_left_ = 0;
 	u32 rnr_left_ = 0;
 	bool rnr_wait_ = false;      // holding off after an RNR NAK

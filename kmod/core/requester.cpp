@@ -271,6 +271,7 @@ void Qp::rewind_locked(u32 psn) {
 		if (!w.started || w.done || psn_diff(psn, w.first_psn) < 0 || psn_diff(psn, w.last_psn) > 0)
 			continue;
 		sq_next_ = i;
+		ooo_mask_ = 0;
 		cur_offset_ = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
 		psn_ = psn;
 		// Requests before this one still wait for their responses; this

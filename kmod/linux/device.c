@@ -166,7 +166,10 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	/* From here every failure ends in ib_dealloc_device -> dealloc. */
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_mr_ops);
-	ib_set_device_ops(&sdev->ibdev, &sroce_unsupported_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_cq_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_srq_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_qp_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_ah_ops);
 
 	/* Claim the netdev before registering, so that two concurrent adds
 	 * cannot both succeed. */

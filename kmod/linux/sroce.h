@@ -8,6 +8,8 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/skbuff.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
@@ -55,24 +57,107 @@ struct sroce_pd {
 	struct sroce_core_pd *core;
 };
 
-/* Placeholders until queues exist (see unsupported.c). */
-struct sroce_qp {
-	struct ib_qp ibqp;
+/* Memory the provider maps, freed only when the last mapping is gone. */
+struct sroce_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *vaddr;   /* vmalloc_user() memory */
+	bool writable; /* rings: the provider writes its index and entries */
+};
+
+/*
+ * A shared ring (abi/sroce-abi.h): header + 2^log_size entries. The glue
+ * allocates it; the core works in it. A user ring belongs to its mmap entry
+ * once mapped (mmap_free releases it after the last mapping), a kernel ring
+ * to the object.
+ */
+struct sroce_ring {
+	void *vaddr;
+	unsigned long bytes;
+	unsigned int log_size;
+	unsigned int stride;
+	struct rdma_user_mmap_entry *entry; /* user rings only */
 };
 
 struct sroce_cq {
 	struct ib_cq ibcq;
+	struct sroce_core_cq *core;
+	struct sroce_ring ring;
+	struct mutex resize_lock; /* resize_cq against itself */
+	bool user;
 };
 
-/* Memory the provider maps, freed only when the last mapping is gone. */
-struct sroce_mmap_entry {
-	struct rdma_user_mmap_entry rdma;
-	void *vaddr; /* vmalloc_user() memory */
+struct sroce_srq {
+	struct ib_srq ibsrq;
+	struct sroce_core_srq *core;
+	struct sroce_ring ring;
+	bool user;
+};
+
+struct sroce_qp {
+	struct ib_qp ibqp;
+	struct sroce_core_qp *core;
+	struct sroce_ring sq;
+	struct sroce_ring rq; /* vaddr NULL with an SRQ */
+	u8 sq_sig_type;       /* enum ib_sig_type, for query_qp */
+	bool user;
+};
+
+struct sroce_ah {
+	struct ib_ah ibah;
+	struct sroce_core_ah *core;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct sroce_cq, ibcq);
+}
+
+static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, ibsrq);
+}
+
+static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+static inline struct sroce_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct sroce_ah, ibah);
+}
+
+static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibpd);
+}
+
+/*
+ * Requests that carry no driver data today: the bytes of a newer provider
+ * are accepted only if they are zero (Documentation/abi.md).
+ */
+static inline int sroce_check_empty_req(struct ib_udata *udata)
+{
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* ib_sge and sroce_sge are the same 16 bytes: a kernel consumer's SGE list
+ * goes to the core as it is. */
+static_assert(sizeof(struct ib_sge) == sizeof(struct sroce_sge));
+static_assert(offsetof(struct ib_sge, addr) == offsetof(struct sroce_sge, addr));
+static_assert(offsetof(struct ib_sge, length) == offsetof(struct sroce_sge, length));
+static_assert(offsetof(struct ib_sge, lkey) == offsetof(struct sroce_sge, lkey));
+
+static inline const struct sroce_sge *sroce_sges(const struct ib_sge *sg_list)
+{
+	return (const struct sroce_sge *)sg_list;
 }
 
 /* main.c */
@@ -87,9 +172,24 @@ void sroce_dev_netdev_event(struct sroce_dev *sdev, unsigned long event);
 void sroce_dev_sync_port(struct sroce_dev *sdev);
 void sroce_dev_dealloc(struct ib_device *ibdev);
 
-/* verbs.c, unsupported.c (mr.c: below) */
+/* verbs.c (mr.c, cq.c, qp.c, srq.c, ah.c: below) */
 extern const struct ib_device_ops sroce_dev_ops;
-extern const struct ib_device_ops sroce_unsupported_ops;
+struct rdma_user_mmap_entry *sroce_mmap_insert(struct sroce_ucontext *uc, void *vaddr, size_t size,
+					       bool writable, u64 *offset);
+
+/* ring.c */
+int sroce_ring_alloc(struct sroce_ring *ring, unsigned int entries, unsigned int max_entries,
+		     unsigned int stride);
+int sroce_ring_map(struct sroce_ring *ring, struct ib_udata *udata, struct sroce_ring_info *info);
+void sroce_ring_free(struct sroce_ring *ring);
+
+/* cq.c, srq.c, qp.c, ah.c: the transport objects' verbs. */
+extern const struct ib_device_ops sroce_cq_ops;
+extern const struct ib_device_ops sroce_srq_ops;
+extern const struct ib_device_ops sroce_qp_ops;
+extern const struct ib_device_ops sroce_ah_ops;
+/* qp.c: the core's view of an ib_qp_attr path (IB_QP_AV); ah.c too. */
+int sroce_check_roce_ah_attr(const struct rdma_ah_attr *ah_attr);
 
 /* mr.c */
 extern const struct ib_device_ops sroce_mr_ops;
@@ -136,7 +236,6 @@ struct sroce_env_batch {
 	unsigned int nevents;
 	struct sroce_batch_event events[SROCE_BATCH_EVENTS]; /* distinct entries */
 };
-#define SROCE_GLUE_HAS_BATCH 1
 
 /* batch.c */
 void sroce_batch_init(struct sroce_env_batch *b);

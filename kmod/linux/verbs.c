@@ -23,6 +23,9 @@
 
 /* Capabilities backed by code that exists today; the list grows with it. */
 #define SROCE_DEVICE_CAP_FLAGS (IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID)
+/* ... and those that come with the transport's QPs: the responder sends
+ * RNR NAKs. (No SRQ_RESIZE: modify_srq cannot grow an SRQ.) */
+#define SROCE_QP_CAP_FLAGS IB_DEVICE_RC_RNR_NAK_GEN
 
 static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			      struct ib_udata *uhw)
@@ -41,7 +44,7 @@ static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->hw_ver = a.hw_ver;
 	attr->max_qp = a.max_qp;
 	attr->max_qp_wr = a.max_qp_wr;
-	attr->device_cap_flags = SROCE_DEVICE_CAP_FLAGS;
+	attr->device_cap_flags = SROCE_DEVICE_CAP_FLAGS | (a.max_qp ? SROCE_QP_CAP_FLAGS : 0);
 	/* `rdma link delete` is refused by ib_core without this. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = a.max_send_sge;
@@ -62,7 +65,9 @@ static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_pkeys = a.max_pkeys;
 	attr->local_ca_ack_delay = a.local_ca_ack_delay;
 	attr->max_fast_reg_page_list_len = a.max_fast_reg_page_list_len;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* Atomics are atomic among this device's operations, not against
+	 * CPU accesses to the same memory. */
+	attr->atomic_cap = a.max_qp_rd_atom ? IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	return 0;
 }
 
@@ -124,8 +129,10 @@ static int sroce_enable_driver(struct ib_device *ibdev)
 
 /* ---- user contexts and mappings ---------------------------------------- */
 
-static struct rdma_user_mmap_entry *sroce_mmap_insert(struct sroce_ucontext *uc, void *vaddr,
-						      size_t size, u64 *offset)
+/* On success the entry owns vaddr: mmap_free vfree()s it once the entry is
+ * removed and its last mapping is gone. */
+struct rdma_user_mmap_entry *sroce_mmap_insert(struct sroce_ucontext *uc, void *vaddr, size_t size,
+					       bool writable, u64 *offset)
 {
 	struct sroce_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
 	int err;
@@ -133,6 +140,7 @@ static struct rdma_user_mmap_entry *sroce_mmap_insert(struct sroce_ucontext *uc,
 	if (!e)
 		return ERR_PTR(-ENOMEM);
 	e->vaddr = vaddr;
+	e->writable = writable;
 	err = rdma_user_mmap_entry_insert(&uc->ibuc, &e->rdma, size);
 	if (err) {
 		kfree(e);
@@ -170,7 +178,7 @@ static int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata
 	}
 	sroce_core_ucontext_fill_page(uc->core, page);
 	/* From here the page belongs to the entry: mmap_free releases it. */
-	uc->ctx_page = sroce_mmap_insert(uc, page, PAGE_SIZE, &resp.ctx_page_offset);
+	uc->ctx_page = sroce_mmap_insert(uc, page, PAGE_SIZE, false, &resp.ctx_page_offset);
 	if (IS_ERR(uc->ctx_page)) {
 		err = PTR_ERR(uc->ctx_page);
 		vfree(page);
@@ -214,16 +222,19 @@ static int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!rdma_entry)
 		return -EINVAL;
 	e = container_of(rdma_entry, struct sroce_mmap_entry, rdma);
-	/* The context page is kernel-written state: read-only for the user. */
-	if (vma->vm_flags & VM_WRITE) {
-		err = -EPERM;
-		goto out;
-	}
+	/* The context page is kernel-written state: read-only for the user.
+	 * Rings are shared both ways; the kernel trusts nothing in them. */
+	if (!e->writable) {
+		if (vma->vm_flags & VM_WRITE) {
+			err = -EPERM;
+			goto out;
+		}
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	vm_flags_clear(vma, VM_MAYWRITE); /* mprotect cannot make it writable */
+		vm_flags_clear(vma, VM_MAYWRITE); /* mprotect cannot make it writable */
 #else
-	vma->vm_flags &= ~VM_MAYWRITE; /* mprotect cannot make it writable */
+		vma->vm_flags &= ~VM_MAYWRITE; /* mprotect cannot make it writable */
 #endif
+	}
 	if (vma->vm_end - vma->vm_start != rdma_entry->npages << PAGE_SHIFT) {
 		err = -EINVAL;
 		goto out;

@@ -57,11 +57,12 @@ t "provider exports only srocedv_* symbols" 0 test "$exports" = "srocedv_query_d
 root=$(mktemp -d)
 t "make install into DESTDIR" 0 make -C "$top" --no-print-directory install DESTDIR="$root" KVER="$kver"
 lib=$root/usr/lib/x86_64-linux-gnu
-t "installed module, library, provider link, driver file and header" 0 test \
+t "installed module, library, provider link, driver file, header, sroce-dump and its man page" 0 test \
 	-f "$root/lib/modules/$kver/updates/sroce.ko" -a -f "$lib/libsroce.so.1" -a \
 	"$(readlink "$lib/libibverbs/libsroce-rdmav34.so")" = ../libsroce.so.1 -a \
 	"$(cat "$root/etc/libibverbs.d/sroce.driver" 2>/dev/null)" = "driver sroce" -a \
-	-f "$root/usr/include/infiniband/srocedv.h"
+	-f "$root/usr/include/infiniband/srocedv.h" -a -x "$root/usr/sbin/sroce-dump" -a \
+	-f "$root/usr/share/man/man8/sroce-dump.8"
 rm -rf "$root"
 
 echo "build: $passed passed, $failed failed"

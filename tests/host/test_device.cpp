@@ -90,13 +90,16 @@ TEST_CASE("query_device reports the limits the tables enforce", "[core][device]"
 	sroce_core_query_device(dev, &a);
 	CHECK(a.max_pd == 65536);
 	CHECK(a.max_pkeys == 1);
-	// Objects that do not exist yet are not promised.
-	CHECK(a.max_qp == 0);
-	CHECK(a.max_cq == 0);
+	// Objects that do not exist yet are not promised; those that do are.
+	CHECK(a.max_qp == 65536);
+	CHECK(a.max_qp_wr == 16384);
+	CHECK(a.max_cq == 65536);
+	CHECK(a.max_cqe == 65535);
+	CHECK(a.max_srq == 4096);
+	CHECK(a.max_ah == 65536);
 	CHECK(a.max_mr == 65536);
 	CHECK(a.max_mr_size == 1ull << 38);
 	CHECK(a.max_fast_reg_page_list_len == 0); // no IB_WR_REG_MR yet
-	CHECK(a.max_srq == 0);
 	CHECK(a.node_guid != 0);
 	CHECK(a.sys_image_guid == a.node_guid);
 	CHECK(a.page_size_cap == 4096);

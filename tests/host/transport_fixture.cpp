@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include "ib_enums.h"
+#include "packet.h"
 
 namespace tfx {
 
@@ -17,6 +20,29 @@ void *alloc_ring(unsigned int entries, unsigned int max, unsigned int stride, un
 	return mem;
 }
 } // namespace
+
+void Fixture::trace_from_env() {
+	if (!std::getenv("SROCE_PACKET_TRACE"))
+		return;
+	sim_.set_tap([](const sim::WirePacket &p) {
+		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		if (ip.is_error()) {
+			std::printf("%llu %d->%d bad ip\n", (unsigned long long)p.time_ns, p.from, p.to);
+			return;
+		}
+		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		if (pi.is_error()) {
+			std::printf("%llu %d->%d bad ib\n", (unsigned long long)p.time_ns, p.from, p.to);
+			return;
+		}
+		const ib::Headers &h = pi.value().hdr;
+		std::printf("%llu %d->%d %-32s psn %-8u%s%s len %u%s%s%s%s\n", (unsigned long long)p.time_ns, p.from, p.to,
+			    ib::opcode_name(h.bth.opcode), h.bth.psn, h.bth.ack_req ? " A" : "  ",
+			    (pi.value().flags & ib::op_aeth) ? ib::aeth_kind_name(h.aeth) : "", pi.value().payload_len,
+			    p.dropped ? " DROPPED" : "", p.duplicated ? " DUP" : "", p.reordered ? " REORD" : "",
+			    p.corrupted ? " CORRUPT" : "");
+	});
+}
 
 Buffer::~Buffer() {
 	if (mr)

@@ -61,6 +61,9 @@ public:
 	~Fixture();
 
 	sim::Sim &sim() { return sim_; }
+	// Prints every packet on the wire (opcode, PSN, AETH) when
+	// SROCE_PACKET_TRACE is set: for replaying a failing seed.
+	void trace_from_env();
 	Node &node(int i) { return *nodes_[i]; }
 	Node &add_node(unsigned int netdev_mtu);
 

@@ -82,3 +82,34 @@ finish() {
 	log "  $fails check(s) failed"
 	exit 1
 }
+
+# The core's live object counts of an ib device (debugfs), one "name N"
+# per line.
+sroce_counts() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	cat "/sys/kernel/debug/sroce/$1/counts"
+}
+
+# counts_zero IBDEV: no QP, CQ, SRQ, MR or AH is alive, no page pinned and
+# no packet in flight.
+counts_zero() {
+	sroce_counts "$1" | awk '{ print } $2 != 0 { bad = 1 } END { exit bad }'
+}
+
+# count_of IBDEV NAME: one count.
+count_of() {
+	sroce_counts "$1" | awk -v n="$2" '$1 == n { print $2 }'
+}
+
+# gid_index IBDEV IPV4: the GID table index of ::ffff:IPV4 on port 1.
+gid_index() {
+	local want f
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$2" | tr . ' '))
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then
+			basename "$f"
+			return 0
+		fi
+	done
+	return 1
+}

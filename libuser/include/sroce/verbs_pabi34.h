@@ -358,6 +358,27 @@ struct ibv_reg_mr {				/* IB_USER_VERBS_CMD_REG_MR */
 	__u32 pd_handle;
 	__u32 access_flags;
 };
+/*
+ * The queue commands.  In libibverbs each of these is the header followed by
+ * the kernel's request struct "loose" inside a union; a struct holding the
+ * request struct as its one member has the same layout, and that is how
+ * they are written here (fields are reached through core_payload).
+ */
+#define SROCE_PABI_CMD(_name, _kabi)					     \
+	struct _name {							     \
+		struct ib_uverbs_cmd_hdr hdr;				     \
+		struct _kabi core_payload;				     \
+	}
+
+SROCE_PABI_CMD(ibv_create_cq, ib_uverbs_create_cq);	/* CREATE_CQ */
+SROCE_PABI_CMD(ibv_resize_cq, ib_uverbs_resize_cq);	/* RESIZE_CQ */
+SROCE_PABI_CMD(ibv_create_qp, ib_uverbs_create_qp);	/* CREATE_QP */
+SROCE_PABI_CMD(ibv_modify_qp, ib_uverbs_modify_qp);	/* MODIFY_QP */
+SROCE_PABI_CMD(ibv_query_qp, ib_uverbs_query_qp);	/* QUERY_QP */
+SROCE_PABI_CMD(ibv_create_srq, ib_uverbs_create_srq);	/* CREATE_SRQ */
+SROCE_PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);	/* MODIFY_SRQ */
+SROCE_PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);	/* QUERY_SRQ */
+SROCE_PABI_CMD(ibv_post_send, ib_uverbs_post_send);	/* POST_SEND */
 
 /* ------------------------------------------------------------------------
  * Functions exported by libibverbs.so.1 under IBVERBS_PRIVATE_34
@@ -423,6 +444,53 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 
 /* DEREG_MR (ioctl, falls back to write()); does not free vmr. */
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/*
+ * Queue objects.  Each create fills the libibverbs object it is given
+ * (handle, context, ...; the provider allocates it), sends the core request
+ * plus the bytes of *cmd past the core part as driver data (the sroce
+ * requests have none), and receives the driver's response after the core
+ * response: resp_size covers both.  Destroys do not free the object.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/* On success attr->cap holds the kernel's (rounded-up) capacities and the
+ * QP starts in RESET; ibv_cmd_modify_qp keeps qp->state current. */
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd, size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr, struct ibv_create_srq *cmd,
+		       size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+
+/* write() only; the request is built from attr inside. */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
 /* ------------------------------------------------------------------------
  * Convenience macros
@@ -540,6 +608,23 @@ SROCE_PABI_CHECK(offsetof(struct ibv_reg_mr, pd_handle) == 40);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_reg_mr_resp) == 12);
 SROCE_PABI_CHECK(sizeof(struct verbs_mr) == 56);
 SROCE_PABI_CHECK(offsetof(struct verbs_mr, mr_type) == 48);
+
+/* Queue commands: header + the uverbs request (sizes of the uapi structs,
+ * which the kernel checks too). */
+SROCE_PABI_CHECK(sizeof(struct ibv_create_cq) == 8 + 32);
+SROCE_PABI_CHECK(sizeof(struct ibv_resize_cq) == 8 + 16);
+SROCE_PABI_CHECK(sizeof(struct ibv_create_qp) == 8 + 56);
+SROCE_PABI_CHECK(sizeof(struct ibv_modify_qp) == 8 + 112);
+SROCE_PABI_CHECK(sizeof(struct ibv_query_qp) == 8 + 16);
+SROCE_PABI_CHECK(sizeof(struct ibv_create_srq) == 8 + 32);
+SROCE_PABI_CHECK(sizeof(struct ibv_modify_srq) == 8 + 16);
+SROCE_PABI_CHECK(sizeof(struct ibv_query_srq) == 8 + 16);
+SROCE_PABI_CHECK(sizeof(struct ibv_post_send) == 8 + 24);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_create_cq_resp) == 8);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_resize_cq_resp) == 8);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_create_qp_resp) == 32);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_create_srq_resp) == 16);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_create_ah_resp) == 4);
 
 #undef SROCE_PABI_CHECK
 #endif /* LP64 */

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cq.c - completion queues. The kernel writes CQEs into the mapped ring;
+ * poll_cq reads them without a system call. Creation, resize, destroy and
+ * arming (ibv_cmd_req_notify_cq) are uverbs commands.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "sroce.h"
+
+struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *channel,
+			       int comp_vector)
+{
+	struct ibv_create_cq cmd;
+	struct {
+		struct ib_uverbs_create_cq_resp ibv;
+		struct sroce_create_cq_resp drv;
+	} resp = {};
+	struct sroce_cq *cq = calloc(1, sizeof(*cq));
+	int err;
+
+	if (!cq)
+		return NULL;
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq, &cmd, sizeof(cmd),
+				&resp.ibv, sizeof(resp));
+	if (err)
+		goto err_free;
+	err = sroce_ring_map(&cq->ring, ibctx->cmd_fd, &resp.drv.ring, sizeof(struct sroce_cqe));
+	if (err)
+		goto err_destroy;
+	cq->ring.idx = cq->ring.hdr->consumer;
+	pthread_spin_init(&cq->ring.lock, PTHREAD_PROCESS_PRIVATE);
+	return &cq->ibv_cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->ibv_cq);
+err_free:
+	free(cq);
+	errno = err;
+	return NULL;
+}
+
+int sroce_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	int err = ibv_cmd_destroy_cq(ibcq);
+
+	if (err)
+		return err;
+	sroce_ring_unmap(&cq->ring);
+	pthread_spin_destroy(&cq->ring.lock);
+	free(cq);
+	return 0;
+}
+
+/*
+ * The kernel moves the pending CQEs into a new ring and sets its indices;
+ * from then on the old ring receives nothing. Polling waits on the lock
+ * meanwhile.
+ */
+int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct ibv_resize_cq cmd;
+	struct {
+		struct ib_uverbs_resize_cq_resp ibv;
+		struct sroce_resize_cq_resp drv;
+	} resp = {};
+	struct sroce_uring fresh = {};
+	int err;
+
+	pthread_spin_lock(&cq->ring.lock);
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	if (err)
+		goto out;
+	/* If this fails the CQ is lost to this process (as with rxe): the
+	 * kernel already completes into the new ring. */
+	err = sroce_ring_map(&fresh, ibcq->context->cmd_fd, &resp.drv.ring, sizeof(struct sroce_cqe));
+	if (err)
+		goto out;
+	sroce_ring_unmap(&cq->ring);
+	cq->ring.map = fresh.map;
+	cq->ring.bytes = fresh.bytes;
+	cq->ring.hdr = fresh.hdr;
+	cq->ring.entries = fresh.entries;
+	cq->ring.mask = fresh.mask;
+	cq->ring.stride = fresh.stride;
+	cq->ring.idx = fresh.hdr->consumer;
+out:
+	pthread_spin_unlock(&cq->ring.lock);
+	return err;
+}
+
+static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
+{
+	unsigned int flags = 0;
+
+	if (cqe->flags & SROCE_CQE_WITH_IMM)
+		flags |= IBV_WC_WITH_IMM;
+	if (cqe->flags & SROCE_CQE_WITH_INV)
+		flags |= IBV_WC_WITH_INV;
+	if (cqe->flags & SROCE_CQE_GRH)
+		flags |= IBV_WC_GRH;
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	/* imm_data (big-endian as sent) or invalidated_rkey: one union. */
+	wc->imm_data = cqe->imm_or_inv;
+	wc->qp_num = cqe->qp_num;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = flags;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = 0;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = 0;
+}
+
+int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct sroce_uring *r = &to_scq(ibcq)->ring;
+	uint32_t avail;
+	int n = 0;
+
+	pthread_spin_lock(&r->lock);
+	/* Pairs with the kernel's store_release of the producer index after
+	 * it wrote the CQEs (CQ-P1): every CQE below it is complete. */
+	avail = sroce_load_acquire(&r->hdr->producer) - r->idx;
+	if (avail > r->mask + 1)
+		avail = 0; /* not a state the kernel produces: read nothing */
+	for (; n < ne && (uint32_t)n < avail; n++)
+		sroce_cqe_to_wc(sroce_ring_entry(r, r->idx + n), &wc[n]);
+	if (n) {
+		r->idx += n;
+		/* Pairs with the kernel's load_acquire of the consumer index
+		 * before it reuses a slot (CQ-C1): we are done reading. */
+		sroce_store_release(&r->hdr->consumer, r->idx);
+	}
+	pthread_spin_unlock(&r->lock);
+	return n;
+}

@@ -1,0 +1,44 @@
+// sroce-dump --flows: per-QP counters. A flow is the packets sent to one
+// destination QP between one pair of addresses; requests and READ responses
+// carry a PSN sequence, which is checked for gaps and retransmissions.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "decode.h"
+
+namespace sroce_dump {
+
+struct FlowStats {
+	uint64_t packets = 0;
+	uint64_t bytes = 0; // wire length of the frames
+	bool have_psn = false;
+	uint32_t first_psn = 0;
+	uint32_t next_psn = 0; // one past the highest PSN seen (24-bit)
+	uint32_t read_psns = 0; // extra PSNs the last READ request may consume
+	uint64_t gaps = 0;        // forward jumps in the PSN sequence
+	uint64_t missing_psns = 0; // PSNs skipped by those jumps
+	uint64_t retransmitted = 0; // PSNs seen again (or going backwards)
+	uint64_t acks = 0;
+	uint64_t rnr_naks = 0;
+	uint64_t naks[5] = {}; // by NakCode: seq, invalid req, access, op, invalid RD
+	uint64_t naks_other = 0;
+	uint64_t icrc_errors = 0;
+	uint64_t malformed = 0;
+};
+
+class Flows {
+public:
+	void add(const Decoded &d);
+	// Text lines, or JSON objects with "flow": true, in key order.
+	std::string report(bool json) const;
+	const FlowStats *find(const std::string &src, const std::string &dst, uint32_t qpn) const;
+
+private:
+	using Key = std::tuple<std::string, std::string, uint32_t>;
+	std::map<Key, FlowStats> flows_;
+};
+
+} // namespace sroce_dump

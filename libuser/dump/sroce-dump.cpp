@@ -1,0 +1,256 @@
+// sroce-dump: print RoCEv2 packets one per line, with ICRC verdicts, from a
+// live interface, an RDMA device's netdev, or a pcap/pcapng file.
+// See Documentation/sroce-dump.md and sroce-dump(8).
+#include <getopt.h>
+#include <pcap/pcap.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "decode.h"
+#include "flows.h"
+#include "rdma_dev.h"
+
+using namespace sroce_dump;
+
+namespace {
+
+pcap_t *g_pcap;
+
+void on_signal(int) {
+	if (g_pcap)
+		pcap_breakloop(g_pcap);
+}
+
+struct Options {
+	std::string device, iface, read_file, write_file, filter;
+	bool json = false, flows = false, epoch = false, print = false;
+	long long qpn = -1;
+	int opcode = -1;
+	long long count = -1;
+	int snaplen = 262144;
+};
+
+struct State {
+	Options opt;
+	pcap_dumper_t *dumper = nullptr;
+	Flows flows;
+	long long seen = 0;
+	int linktype = 0;
+};
+
+void usage(FILE *f) {
+	fprintf(f,
+		"usage: sroce-dump [-d RDMA_DEV | -i IFACE | -r FILE] [-w FILE] [--json] [--flows]\n"
+		"                  [--qpn N] [--opcode NAME|NUM] [-c COUNT] [-s SNAPLEN] [--tt]\n"
+		"                  [--print] [BPF EXPRESSION...]\n"
+		"Prints RoCEv2 packets (udp dst port 4791, narrowed by the expression), one per\n"
+		"line, each ending with its ICRC verdict: ok, BAD, unverifiable or -.\n");
+}
+
+bool parse_number(const char *s, long long *out) {
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 0);
+	if (errno || *end || end == s || v < 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
+	State *st = reinterpret_cast<State *>(arg);
+	Decoded d = decode_frame(st->linktype, data, h->caplen, h->len);
+	const Options &o = st->opt;
+	if (o.qpn >= 0 && !(d.ib_ok && d.pkt.hdr.bth.dest_qpn == o.qpn))
+		return;
+	if (o.opcode >= 0 && !(d.have_bth && d.opcode == o.opcode))
+		return;
+	if (st->dumper)
+		pcap_dump(reinterpret_cast<u_char *>(st->dumper), h, data);
+	if (!st->dumper || o.print) {
+		std::string line = o.json ? format_json(d, h->ts) : format_text(d, h->ts, {o.epoch});
+		fputs(line.c_str(), stdout);
+		fputc('\n', stdout);
+	}
+	if (o.flows)
+		st->flows.add(d);
+	if (o.count > 0 && ++st->seen >= o.count && g_pcap)
+		pcap_breakloop(g_pcap);
+}
+
+pcap_t *open_live(const std::string &iface, int snaplen, char *errbuf) {
+	pcap_t *p = pcap_create(iface.c_str(), errbuf);
+	if (!p)
+		return nullptr;
+	pcap_set_snaplen(p, snaplen);
+	pcap_set_immediate_mode(p, 1);
+	pcap_set_timeout(p, 100);
+	int rc = pcap_activate(p);
+	if (rc < 0) {
+		snprintf(errbuf, PCAP_ERRBUF_SIZE, "%s: %s", iface.c_str(), pcap_geterr(p));
+		pcap_close(p);
+		return nullptr;
+	}
+	return p;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+	State st;
+	Options &o = st.opt;
+	enum { opt_json = 256, opt_flows, opt_qpn, opt_opcode, opt_tt, opt_print };
+	static const struct option longopts[] = {
+		{"device", required_argument, nullptr, 'd'},
+		{"interface", required_argument, nullptr, 'i'},
+		{"read", required_argument, nullptr, 'r'},
+		{"write", required_argument, nullptr, 'w'},
+		{"count", required_argument, nullptr, 'c'},
+		{"snaplen", required_argument, nullptr, 's'},
+		{"json", no_argument, nullptr, opt_json},
+		{"flows", no_argument, nullptr, opt_flows},
+		{"qpn", required_argument, nullptr, opt_qpn},
+		{"opcode", required_argument, nullptr, opt_opcode},
+		{"tt", no_argument, nullptr, opt_tt},
+		{"print", no_argument, nullptr, opt_print},
+		{"help", no_argument, nullptr, 'h'},
+		{nullptr, 0, nullptr, 0},
+	};
+	int c;
+	long long n;
+	while ((c = getopt_long(argc, argv, "+d:i:r:w:c:s:h", longopts, nullptr)) != -1) {
+		switch (c) {
+		case 'd':
+			o.device = optarg;
+			break;
+		case 'i':
+			o.iface = optarg;
+			break;
+		case 'r':
+			o.read_file = optarg;
+			break;
+		case 'w':
+			o.write_file = optarg;
+			break;
+		case 'c':
+			if (!parse_number(optarg, &o.count) || o.count == 0) {
+				fprintf(stderr, "sroce-dump: bad count %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			if (!parse_number(optarg, &n) || n < 1 || n > 262144) {
+				fprintf(stderr, "sroce-dump: bad snaplen %s\n", optarg);
+				return 2;
+			}
+			o.snaplen = int(n);
+			break;
+		case opt_json:
+			o.json = true;
+			break;
+		case opt_flows:
+			o.flows = true;
+			break;
+		case opt_qpn:
+			if (!parse_number(optarg, &o.qpn) || o.qpn > 0xffffff) {
+				fprintf(stderr, "sroce-dump: bad QPN %s\n", optarg);
+				return 2;
+			}
+			break;
+		case opt_opcode:
+			o.opcode = sroce::ib::opcode_by_name(optarg);
+			if (o.opcode < 0 && parse_number(optarg, &n) && n < 256)
+				o.opcode = int(n);
+			if (o.opcode < 0) {
+				fprintf(stderr, "sroce-dump: unknown opcode %s (names as RC_SEND_ONLY)\n", optarg);
+				return 2;
+			}
+			break;
+		case opt_tt:
+			o.epoch = true;
+			break;
+		case opt_print:
+			o.print = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		o.filter += (o.filter.empty() ? "" : " ") + std::string(argv[i]);
+	if (!o.device.empty() + !o.iface.empty() + !o.read_file.empty() != 1) {
+		fprintf(stderr, "sroce-dump: give exactly one of -d, -i, -r\n");
+		usage(stderr);
+		return 2;
+	}
+
+	char errbuf[PCAP_ERRBUF_SIZE] = "";
+	if (!o.device.empty()) {
+		RdmaNetdev nd;
+		std::string err;
+		if (resolve_rdma_netdev(o.device, &nd, &err) < 0) {
+			fprintf(stderr, "sroce-dump: %s\n", err.c_str());
+			return 1;
+		}
+		fprintf(stderr, "sroce-dump: %s is on %s%s%s\n", o.device.c_str(), nd.netdev.c_str(),
+			nd.netns.empty() ? "" : " in namespace ", nd.netns.c_str());
+		o.iface = nd.netdev;
+	}
+	if (!o.read_file.empty())
+		g_pcap = pcap_open_offline(o.read_file.c_str(), errbuf);
+	else
+		g_pcap = open_live(o.iface, o.snaplen, errbuf);
+	if (!g_pcap) {
+		fprintf(stderr, "sroce-dump: %s\n", errbuf);
+		return 1;
+	}
+	st.linktype = pcap_datalink(g_pcap);
+
+	std::string expr = "udp dst port 4791";
+	if (!o.filter.empty())
+		expr += " and (" + o.filter + ")";
+	struct bpf_program prog;
+	if (pcap_compile(g_pcap, &prog, expr.c_str(), 1, PCAP_NETMASK_UNKNOWN) < 0 ||
+	    pcap_setfilter(g_pcap, &prog) < 0) {
+		fprintf(stderr, "sroce-dump: filter \"%s\": %s\n", expr.c_str(), pcap_geterr(g_pcap));
+		return 2;
+	}
+	pcap_freecode(&prog);
+
+	if (!o.write_file.empty()) {
+		st.dumper = pcap_dump_open(g_pcap, o.write_file.c_str());
+		if (!st.dumper) {
+			fprintf(stderr, "sroce-dump: %s\n", pcap_geterr(g_pcap));
+			return 1;
+		}
+	}
+	if (o.read_file.empty())
+		setvbuf(stdout, nullptr, _IOLBF, 0);
+	struct sigaction sa = {};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, nullptr);
+	sigaction(SIGTERM, &sa, nullptr);
+
+	int rc = pcap_loop(g_pcap, -1, on_packet, reinterpret_cast<u_char *>(&st));
+	int status = 0;
+	if (rc == PCAP_ERROR) {
+		fprintf(stderr, "sroce-dump: %s\n", pcap_geterr(g_pcap));
+		status = 1;
+	}
+	if (st.dumper)
+		pcap_dump_close(st.dumper);
+	if (o.flows)
+		fputs(st.flows.report(o.json).c_str(), stdout);
+	fflush(stdout);
+	pcap_close(g_pcap);
+	return status;
+}

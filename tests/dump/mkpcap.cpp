@@ -1,0 +1,247 @@
+// Crafts the sroce-dump test capture with the core's own writers and ICRC:
+// good packets of many opcodes, a retransmission, and one packet for each
+// kind of damage. Prints a manifest line per frame: "N KIND OPCODE".
+// Usage: mkpcap OUT.pcap [CORPUS_DIR]
+#include <pcap/pcap.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "icrc.h"
+#include "opcode.h"
+#include "packet.h"
+
+using namespace sroce::ib;
+
+namespace {
+
+struct Frame {
+	std::vector<uint8_t> bytes;
+	uint32_t wirelen;
+	std::string kind;
+	std::string what;
+};
+
+std::vector<Frame> frames;
+
+IpUdp path(int v, int a, int b) {
+	IpUdp p;
+	p.ip_version = uint8_t(v);
+	if (v == 4) {
+		const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		memcpy(p.src, pre, 12);
+		memcpy(p.dst, pre, 12);
+		uint8_t s[4] = {10, 0, 0, uint8_t(a)}, d[4] = {10, 0, 0, uint8_t(b)};
+		memcpy(p.src + 12, s, 4);
+		memcpy(p.dst + 12, d, 4);
+	} else {
+		p.src[0] = p.dst[0] = 0xfd;
+		p.src[15] = uint8_t(a);
+		p.dst[15] = uint8_t(b);
+		p.flow_label = 0x12345;
+	}
+	p.sport = uint16_t(49152 + a);
+	p.tclass = 0x68;
+	return p;
+}
+
+// Ethernet + IP/UDP + headers + payload + pad + ICRC, all valid.
+std::vector<uint8_t> packet(const IpUdp &p, Headers h, uint32_t payload) {
+	h.bth.pad = pad_for(payload);
+	uint32_t ib = ib_length(h.bth.opcode, payload);
+	uint32_t hl = ip_udp_len(p.ip_version);
+	std::vector<uint8_t> f(14 + hl + ib, 0);
+	const uint8_t eth[14] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00};
+	memcpy(f.data(), eth, 14);
+	if (p.ip_version == 6) {
+		f[12] = 0x86;
+		f[13] = 0xdd;
+	}
+	uint8_t *ip = f.data() + 14;
+	if (write_ip_udp(p, ib, {ip, hl}).is_error())
+		abort();
+	uint32_t n = write_ib_headers(h, {ip + hl, ib}).value();
+	for (uint32_t i = 0; i < payload; i++)
+		ip[hl + n + i] = uint8_t(i * 7 + 1);
+	if (icrc_fill({ip, hl + ib}).is_error())
+		abort();
+	return f;
+}
+
+void add(std::vector<uint8_t> b, const char *kind, const std::string &what, uint32_t wire = 0) {
+	uint32_t w = wire ? wire : uint32_t(b.size());
+	frames.push_back({std::move(b), w, kind, what});
+}
+
+Headers hdr(uint8_t opcode, uint32_t qpn, uint32_t psn) {
+	Headers h;
+	h.bth.opcode = opcode;
+	h.bth.dest_qpn = qpn;
+	h.bth.psn = psn;
+	return h;
+}
+
+// Recomputes the ICRC after an edit to a frame's IP part.
+void refill(std::vector<uint8_t> &f) {
+	if (icrc_fill({f.data() + 14, f.size() - 14}).is_error())
+		abort();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+	if (argc < 2) {
+		fprintf(stderr, "usage: mkpcap OUT.pcap [CORPUS_DIR]\n");
+		return 2;
+	}
+	IpUdp ab = path(4, 1, 2), ba = path(4, 2, 1);
+
+	// A requester on 10.0.0.1 talking to QP 0x11 on 10.0.0.2, responses to 0x22.
+	Headers h = hdr(op::rc + op::send_first, 0x11, 100);
+	add(packet(ab, h, 256), "good", "RC_SEND_FIRST");
+	h = hdr(op::rc + op::write_only, 0x11, 101);
+	h.bth.ack_req = true;
+	h.reth = {0x7f0012345000ull, 0x1234, 100};
+	add(packet(ab, h, 100), "good", "RC_RDMA_WRITE_ONLY");
+	add(packet(ab, h, 100), "good", "RC_RDMA_WRITE_ONLY"); // retransmitted PSN 101
+	h = hdr(op::rc + op::read_request, 0x11, 102);
+	h.reth = {0x7f0000001000ull, 0xabcd, 2048};
+	add(packet(ab, h, 0), "good", "RC_RDMA_READ_REQUEST");
+	h = hdr(op::rc + op::read_response_first, 0x22, 102);
+	h.aeth = {Aeth::ack_syndrome(31), 2};
+	add(packet(ba, h, 1024), "good", "RC_RDMA_READ_RESPONSE_FIRST");
+	h = hdr(op::rc + op::read_response_last, 0x22, 103);
+	h.aeth = {Aeth::ack_syndrome(31), 3};
+	add(packet(ba, h, 1024), "good", "RC_RDMA_READ_RESPONSE_LAST");
+	h = hdr(op::rc + op::compare_swap, 0x11, 104);
+	h.atomic_eth = {0x7f0000002000ull, 0x77, 5, 4};
+	add(packet(ab, h, 0), "good", "RC_COMPARE_SWAP");
+	h = hdr(op::rc + op::atomic_acknowledge, 0x22, 104);
+	h.aeth = {Aeth::ack_syndrome(31), 4};
+	h.atomic_ack_eth.orig = 4;
+	add(packet(ba, h, 0), "good", "RC_ATOMIC_ACKNOWLEDGE");
+	h = hdr(op::rc + op::acknowledge, 0x22, 104);
+	h.aeth = {Aeth::nak_syndrome(NakCode::psn_seq_err), 4};
+	add(packet(ba, h, 0), "good", "RC_ACKNOWLEDGE");
+	h = hdr(op::rc + op::acknowledge, 0x22, 105);
+	h.aeth = {Aeth::rnr_syndrome(14), 4};
+	add(packet(ba, h, 0), "good", "RC_ACKNOWLEDGE");
+	h = hdr(op::rc + op::send_last_inv, 0x11, 105);
+	h.ieth.rkey = 0x5566;
+	add(packet(ab, h, 33), "good", "RC_SEND_LAST_WITH_INVALIDATE");
+	h = hdr(op::rc + op::write_only_imm, 0x11, 106);
+	h.reth = {0x1000, 0x99, 8};
+	h.immdt.imm = 0xcafef00d;
+	add(packet(ab, h, 8), "good", "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
+	h = hdr(op::ud + op::send_only_imm, 0x33, 7);
+	h.deth = {0x11111111, 0x44};
+	h.immdt.imm = 1;
+	add(packet(ab, h, 40), "good", "UD_SEND_ONLY_WITH_IMMEDIATE");
+	h = hdr(op::xrc + op::send_only, 0x55, 9);
+	h.xrceth.srqn = 0x66;
+	add(packet(ab, h, 12), "good", "XRC_SEND_ONLY");
+	h = hdr(op::uc + op::write_first, 0x12, 1);
+	h.reth = {0x2000, 0x3, 2048};
+	add(packet(ab, h, 1024), "good", "UC_RDMA_WRITE_FIRST");
+	h = hdr(op::rc + op::send_only, 0x77, 1);
+	add(packet(path(6, 1, 2), h, 5), "good", "RC_SEND_ONLY");
+	h = hdr(op::cnp, 0x11, 0);
+	h.bth.becn = true;
+	add(packet(ba, h, 0), "good", "CNP");
+	{
+		// A CNP captured from a ConnectX-4 Lx (scapy's RoCE tests): the
+		// hardware's own ICRC, 0x82fd002a.
+		const uint8_t cx4[] = {
+			0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00,
+			0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00,
+			0x11, 0x01, 0x0a, 0x00, 0x12, 0x01, 0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00,
+			0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+			0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+			0x82, 0xfd, 0x00, 0x2a};
+		add(std::vector<uint8_t>(cx4, cx4 + sizeof(cx4)), "kat", "CNP");
+	}
+
+	// Damage, one kind per frame.
+	h = hdr(op::rc + op::send_middle, 0x11, 107);
+	auto f = packet(ab, h, 64);
+	f[14 + 28 + 12 + 10] ^= 0x04; // a payload bit
+	add(f, "badicrc", "RC_SEND_MIDDLE");
+
+	// UDP payload of 8 bytes: no room for BTH.
+	f = packet(ab, hdr(op::rc + op::send_only, 0x11, 109), 0);
+	f.resize(14 + 28 + 8);
+	f[14 + 3] = 28 + 8;  // IP total length
+	f[14 + 25] = 8 + 8;  // UDP length
+	f[14 + 10] = f[14 + 11] = 0;
+	{
+		uint16_t c = ipv4_checksum(f.data() + 14, 20);
+		f[14 + 10] = uint8_t(c >> 8);
+		f[14 + 11] = uint8_t(c);
+	}
+	add(f, "truncbth", "-");
+
+	f = packet(ab, hdr(op::rc + op::send_only, 0x11, 110), 16);
+	f[14 + 28] = 0x18; // reserved opcode; ICRC recomputed so only the opcode is wrong
+	refill(f);
+	add(f, "reserved", "RESERVED");
+
+	f = packet(ab, hdr(op::rc + op::send_only, 0x11, 111), 16);
+	f[14 + 25] += 40; // UDP length beyond the frame
+	add(f, "udplen", "-");
+
+	// RDMA_WRITE_FIRST whose IB part ends 8 bytes into the RETH (+ ICRC).
+	h = hdr(op::rc + op::write_first, 0x11, 112);
+	h.reth = {0x3000, 0x4, 4096};
+	f = packet(ab, h, 0);
+	{
+		uint32_t ib = 12 + 8 + 4;
+		f.resize(14 + 28 + ib);
+		f[14 + 3] = uint8_t(28 + ib);
+		f[14 + 25] = uint8_t(8 + ib);
+		f[14 + 10] = f[14 + 11] = 0;
+		uint16_t c = ipv4_checksum(f.data() + 14, 20);
+		f[14 + 10] = uint8_t(c >> 8);
+		f[14 + 11] = uint8_t(c);
+		refill(f);
+	}
+	add(f, "cutreth", "RC_RDMA_WRITE_FIRST");
+
+	// Captured with snaplen 96 out of a 1024-byte payload.
+	h = hdr(op::rc + op::write_middle, 0x11, 108);
+	f = packet(ab, h, 1024);
+	uint32_t wire = uint32_t(f.size());
+	f.resize(96);
+	add(f, "snaplen", "RC_RDMA_WRITE_MIDDLE", wire);
+
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *d = pcap_dump_open(dead, argv[1]);
+	if (!d) {
+		fprintf(stderr, "mkpcap: %s\n", pcap_geterr(dead));
+		return 1;
+	}
+	for (size_t i = 0; i < frames.size(); i++) {
+		const Frame &fr = frames[i];
+		struct pcap_pkthdr ph = {};
+		ph.ts.tv_sec = 1700000000 + long(i);
+		ph.ts.tv_usec = long(i) * 1000;
+		ph.caplen = uint32_t(fr.bytes.size());
+		ph.len = fr.wirelen;
+		pcap_dump(reinterpret_cast<u_char *>(d), &ph, fr.bytes.data());
+		printf("%zu %s %s\n", i + 1, fr.kind.c_str(), fr.what.c_str());
+		if (argc > 2) {
+			std::string name = std::string(argv[2]) + "/frame" + std::to_string(i + 1);
+			if (FILE *c = fopen(name.c_str(), "wb")) {
+				// Fuzzer seed layout: [linktype selector][wire extra][frame].
+				fputc(0, c);
+				fputc(int(fr.wirelen - fr.bytes.size() > 255 ? 255 : fr.wirelen - fr.bytes.size()), c);
+				fwrite(fr.bytes.data(), 1, fr.bytes.size(), c);
+				fclose(c);
+			}
+		}
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+	return 0;
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# sroce-dump tests: a capture crafted with the core's writers (good packets
+# of many opcodes and one packet per kind of damage) must be reported packet
+# by packet with the right verdicts; --json must agree with tshark; --flows
+# must count a retransmission; -w must write what tshark reads; and the
+# decoder fuzzer runs for a bounded time (DUMP_FUZZ_SECONDS, default 60).
+# Ends with "dump: N passed, N failed".
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+dump=$top/build/user/sroce-dump
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { echo "PASS $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/  /'; failed=$((failed + 1)); }
+check() { # check NAME CMD...
+	local name=$1
+	shift
+	if out=$("$@" 2>&1); then ok "$name"; else bad "$name" "$out"; fi
+}
+
+"$top/build/dump/mkpcap" "$work/t.pcap" >"$work/manifest" || { bad "mkpcap"; echo "dump: $passed passed, $failed failed"; exit 1; }
+nframes=$(wc -l <"$work/manifest")
+"$dump" -r "$work/t.pcap" --tt >"$work/text" 2>"$work/text.err"
+rc=$?
+check "text: exit 0, one line per frame ($nframes)" test $rc -eq 0 -a "$(wc -l <"$work/text")" -eq "$nframes"
+
+line() { sed -n "${1}p" "$work/text"; }
+kinds() { awk -v k="$1" '$2 == k {print $1}' "$work/manifest"; }
+verdict() { # verdict KIND REGEX: every frame of KIND matches REGEX
+	local k=$1 re=$2 n l miss=""
+	for n in $(kinds "$k"); do
+		l=$(line "$n")
+		echo "$l" | grep -qE -- "$re" || miss="$miss
+frame $n: $l"
+	done
+	if [ -z "$miss" ] && [ -n "$(kinds "$k")" ]; then ok "text: $k frames match /$re/"; else bad "text: $k frames match /$re/" "$miss"; fi
+}
+verdict good ': [A-Z_]+ qp 0x[0-9a-f]{6} psn [0-9]+.*, icrc ok$'
+verdict kat 'CNP qp 0x000118 psn 0 becn, .*icrc ok$'
+verdict badicrc 'RC_SEND_MIDDLE .*icrc BAD \(0x[0-9a-f]{8}, expected 0x[0-9a-f]{8}\)$'
+verdict truncbth 'malformed: truncated BTH, length [0-9]+, icrc -$'
+verdict reserved 'RESERVED malformed: invalid opcode 0x18, .*icrc ok$'
+verdict udplen 'IP malformed: IP/UDP length mismatch'
+verdict cutreth 'RC_RDMA_WRITE_FIRST malformed: truncated extension header, .*icrc ok$'
+verdict snaplen 'RC_RDMA_WRITE_MIDDLE qp 0x000011 psn 108, .*\(captured 96\), icrc unverifiable$'
+# Every good frame's opcode name is the one it was built with.
+miss=""
+while read -r n kind name; do
+	[ "$kind" = good ] || continue
+	line "$n" | grep -q ": $name qp " || miss="$miss
+frame $n ($name): $(line "$n")"
+done <"$work/manifest"
+[ -z "$miss" ] && ok "text: opcode names of the good frames" || bad "text: opcode names of the good frames" "$miss"
+
+# An independent ICRC (python zlib, no shared code) agrees on every complete
+# frame, including the hardware-captured CNP.
+python3 "$top/tests/dump/icrc_ref.py" "$work/t.pcap" >"$work/ref" 2>&1
+miss=""
+while read -r n kind name; do
+	r=$(awk -v n="$n" '$1 == n {print $2}' "$work/ref")
+	case $kind in
+	good | kat | reserved | cutreth) want=ok ;;
+	badicrc) want=BAD ;;
+	*) continue ;;
+	esac
+	[ "$r" = "$want" ] || miss="$miss
+frame $n ($kind): reference says '$r', want $want"
+done <"$work/manifest"
+[ -z "$miss" ] && ok "independent zlib ICRC agrees on all complete frames" || bad "independent zlib ICRC agrees on all complete frames" "$miss"
+
+# --json: valid objects with the documented keys; the good frames agree with
+# tshark's RoCEv2 dissector field by field.
+"$dump" -r "$work/t.pcap" --json >"$work/json" 2>&1
+tshark -r "$work/t.pcap" -T fields -E separator=/t -e frame.number -e infiniband.bth.opcode \
+	-e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.a -e infiniband.reth.va \
+	-e infiniband.reth.r_key -e infiniband.reth.dmalen -e infiniband.aeth.syndrome \
+	-e infiniband.aeth.msn -e infiniband.deth.q_key -e infiniband.deth.srcqp \
+	-e infiniband.atomiceth.swapdt -e infiniband.atomiceth.cmpdt \
+	-e infiniband.atomicacketh.origremdt >"$work/tshark" 2>/dev/null
+check "json agrees with tshark on every good frame" python3 - "$work/json" "$work/tshark" "$work/manifest" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+ts = {}
+for l in open(sys.argv[2]):
+    f = l.rstrip("\n").split("\t")
+    ts[int(f[0])] = f[1:]
+kinds = {int(l.split()[0]): l.split()[1] for l in open(sys.argv[3])}
+assert len(objs) == len(kinds), (len(objs), len(kinds))
+def num(s):
+    return int(s, 16) if s.startswith("0x") else int(s)
+bad = []
+checked = 0
+for n, o in enumerate(objs, 1):
+    for k in ("time", "length", "caplen", "malformed", "icrc"):
+        assert k in o, (n, k)
+    if kinds[n] not in ("good", "kat"):
+        continue
+    t = ts[n]
+    want = {"opcode": num(t[0]), "dest_qpn": num(t[1]), "psn": num(t[2]), "ack_req": t[3] == "1"}
+    if t[11]:  # tshark shows the AtomicETH va and rkey under reth.*
+        want.update({"atomic_eth.va": num(t[4]), "atomic_eth.rkey": num(t[5])})
+    elif t[4]:
+        want.update({"reth.va": num(t[4]), "reth.rkey": num(t[5]), "reth.length": num(t[6])})
+    if t[7]:
+        want.update({"aeth.syndrome": num(t[7]), "aeth.msn": num(t[8])})
+    if t[9]:
+        want.update({"deth.qkey": num(t[9]), "deth.src_qp": num(t[10])})
+    if t[11]:
+        want.update({"atomic_eth.swap_add": num(t[11]), "atomic_eth.compare": num(t[12])})
+    if t[13]:
+        want.update({"atomic_ack_eth.orig": num(t[13])})
+    for k, v in want.items():
+        got = o
+        for part in k.split("."):
+            got = got[part]
+        if isinstance(got, str):
+            got = num(got)
+        if got != v:
+            bad.append((n, k, got, v))
+        checked += 1
+assert not bad, bad
+assert checked > 60, checked
+print("checked", checked, "fields")
+PY
+
+# --flows: the retransmitted PSN, the NAKs and the ICRC error are counted.
+"$dump" -r "$work/t.pcap" --flows >"$work/flows" 2>&1
+f11=$(grep '^flow 10.0.0.1 > 10.0.0.2 qp 0x000011:' "$work/flows")
+f22=$(grep '^flow 10.0.0.2 > 10.0.0.1 qp 0x000022:' "$work/flows")
+check "flows: qp 0x11 has 1 retransmitted PSN, no gap, 1 ICRC error" \
+	bash -c "echo '$f11' | grep -q 'packets 9 .* psn 100..108 gaps 0 (missing 0) retransmitted 1 .* icrc_errors 1$'"
+check "flows: qp 0x22 has 1 RNR NAK and 1 PSN sequence NAK" \
+	bash -c "echo '$f22' | grep -q 'acks 3 rnr_naks 1 naks 1 (seq 1 '"
+"$dump" -r "$work/t.pcap" --flows --json >"$work/flowsj" 2>&1
+check "flows --json: the same counts" python3 -c '
+import json, sys
+fl = [json.loads(l) for l in open(sys.argv[1]) if "\"flow\"" in l]
+f = [x for x in fl if x["dest_qpn"] == 0x11 and x["src"] == "10.0.0.1"][0]
+assert (f["retransmitted"], f["gaps"], f["icrc_errors"], f["packets"]) == (1, 0, 1, 9), f
+assert f["psn"] == {"first": 100, "last": 108}, f
+g = [x for x in fl if x["dest_qpn"] == 0x22][0]
+assert (g["rnr_naks"], g["naks"]["psn_seq_err"], g["acks"]) == (1, 1, 3), g
+' "$work/flowsj"
+
+# Filters: --qpn, --opcode (name or number), a BPF expression.
+check "--qpn 0x22 keeps the 5 responses" test "$("$dump" -r "$work/t.pcap" --qpn 0x22 | wc -l)" -eq 5
+check "--opcode RC_ACKNOWLEDGE keeps 2" test "$("$dump" -r "$work/t.pcap" --opcode RC_ACKNOWLEDGE | wc -l)" -eq 2
+check "--opcode 0x81 keeps the 2 CNPs" test "$("$dump" -r "$work/t.pcap" --opcode 0x81 | wc -l)" -eq 2
+check "BPF 'src host 10.0.0.2' keeps 6" test "$("$dump" -r "$work/t.pcap" src host 10.0.0.2 | wc -l)" -eq 6
+"$dump" -r "$work/t.pcap" --opcode RC_BOGUS >/dev/null 2>&1
+check "unknown opcode name is a usage error" test $? -eq 2
+"$dump" >/dev/null 2>&1
+check "no source is a usage error" test $? -eq 2
+"$dump" -r "$work/t.pcap" 'udp and (' >/dev/null 2>&1
+check "bad BPF expression is an error" test $? -eq 2
+
+# -w writes a pcap tshark reads; reading it back gives the same lines.
+"$dump" -r "$work/t.pcap" --qpn 0x11 -w "$work/w.pcap" >"$work/w.out" 2>&1
+check "-w: nothing printed without --print" test ! -s "$work/w.out"
+check "-w: tshark reads the written frames" test "$(tshark -r "$work/w.pcap" 2>/dev/null | wc -l)" -eq "$("$dump" -r "$work/t.pcap" --qpn 0x11 | wc -l)"
+check "-w: read back, the same lines" cmp <("$dump" -r "$work/w.pcap" --tt) <("$dump" -r "$work/t.pcap" --tt --qpn 0x11)
+# pcapng input.
+editcap -F pcapng "$work/t.pcap" "$work/t.pcapng" 2>/dev/null
+check "pcapng input gives the same lines" cmp <("$dump" -r "$work/t.pcapng" --tt) "$work/text"
+
+# The decoder fuzzer from the crafted frames, bounded.
+secs=${DUMP_FUZZ_SECONDS:-60}
+check "fuzz the decoder for ${secs}s" bash "$top/tests/dump/fuzz.sh" "$secs"
+
+echo "dump: $passed passed, $failed failed"
+[ $failed -eq 0 ]

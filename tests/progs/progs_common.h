@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Helpers shared by the queue test programs (tests/progs/sroce_q*.c). */
+#ifndef SROCE_PROGS_COMMON_H
+#define SROCE_PROGS_COMMON_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (cond) {                                                \
+			printf("ok: " __VA_ARGS__);                        \
+		} else {                                                   \
+			printf("FAIL: " __VA_ARGS__);                      \
+			failures++;                                        \
+		}                                                          \
+		printf("\n");                                              \
+		fflush(stdout);                                            \
+	} while (0)
+
+/* A verb that must fail with `want` (errno-style return or errno). */
+#define CHECK_ERR(got, want, what)                                         \
+	CHECK((got) == (want), "%s: %s (want %s)", what, strerror(got), strerror(want))
+
+static inline struct ibv_context *open_by_name(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	if (!list) {
+		perror("ibv_get_device_list");
+		return NULL;
+	}
+	for (int i = 0; list[i]; i++) {
+		if (strcmp(ibv_get_device_name(list[i]), name) == 0) {
+			ctx = ibv_open_device(list[i]);
+			if (!ctx)
+				fprintf(stderr, "ibv_open_device(%s): %s\n", name, strerror(errno));
+			break;
+		}
+	}
+	ibv_free_device_list(list);
+	if (!ctx)
+		fprintf(stderr, "no device %s\n", name);
+	return ctx;
+}
+
+/* The RoCEv2 GID of an IPv4 address: ::ffff:a.b.c.d. */
+static inline int gid_from_ipv4(const char *ip, union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	return inet_pton(AF_INET, ip, &gid->raw[12]) == 1 ? 0 : -1;
+}
+
+/* The index of the first GID on port 1 whose last four bytes are an IPv4
+ * address (::ffff:a.b.c.d); -1 if there is none. */
+static inline int ipv4_gid_index(struct ibv_context *ctx, union ibv_gid *out)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	/* RoCE GIDs are added first: a few entries are enough. */
+	for (int i = 0; i < pa.gid_tbl_len && i < 16; i++) {
+		union ibv_gid g;
+		static const unsigned char v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+		if (ibv_query_gid(ctx, 1, i, &g))
+			continue;
+		if (!memcmp(g.raw, v4, sizeof(v4))) {
+			if (out)
+				*out = g;
+			return i;
+		}
+	}
+	return -1;
+}
+
+#endif
