@@ -164,6 +164,10 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	sroce_net_init_unregister_work(sdev);
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
 	/* From here every failure ends in ib_dealloc_device -> dealloc. */
+	/* The write() commands ib_core leaves off by default that the provider
+	 * uses: the SQ doorbell (an empty POST_SEND) and arming a CQ. */
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_mr_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_cq_ops);

@@ -14,12 +14,10 @@
 #include "sroce.h"
 
 /*
- * RoCEv2 without the MAD/CM/SA capabilities: those need QP1, which comes with
- * the transport. Claiming them now would make ib_mad and ib_cm try to set
- * up QP1 on every device and fail. RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP is the
- * full set to switch to then.
+ * The full RoCEv2 set, MAD and CM included: ib_mad opens QP1 (a GSI QP of
+ * the core) on the port, and ib_cm/rdma_cm connect over it.
  */
-#define SROCE_PORT_CORE_CAPS (RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP | RDMA_CORE_CAP_ETH_AH)
+#define SROCE_PORT_CORE_CAPS RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP
 
 /* Capabilities backed by code that exists today; the list grows with it. */
 #define SROCE_DEVICE_CAP_FLAGS (IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID)
@@ -82,6 +80,7 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port_num, struct ib_por
 	attr->max_mtu = a.max_mtu;
 	attr->active_mtu = a.active_mtu;
 	attr->gid_tbl_len = a.gid_tbl_len;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
 	attr->pkey_tbl_len = a.pkey_tbl_len;
 	attr->max_msg_sz = a.max_msg_sz;
 	/* The netdev may already be gone while the device is unregistering:
@@ -110,7 +109,7 @@ static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 	immutable->core_cap_flags = SROCE_PORT_CORE_CAPS;
 	immutable->pkey_tbl_len = a.pkey_tbl_len;
 	immutable->gid_tbl_len = a.gid_tbl_len;
-	immutable->max_mad_size = 0; /* no MAD support yet: ib_core checks this */
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
 

@@ -48,7 +48,7 @@ uint64_t iova(Node &n, Buffer &b) {
 
 size_t messages() {
 	const char *e = std::getenv("SROCE_FAULT_MESSAGES");
-	return e ? std::strtoull(e, nullptr, 0) : 4000;
+	return e ? std::strtoull(e, nullptr, 0) : 2000;
 }
 
 // Runs `count` operations; returns how many completed successfully.
