@@ -71,6 +71,8 @@ static int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 const struct ib_device_ops sroce_ah_ops = {
 	.create_ah = sroce_create_ah,
+	/* 6.1 sends user AHs (ibv_create_ah) to a separate op. */
+	.create_user_ah = sroce_create_ah,
 	.destroy_ah = sroce_destroy_ah,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),

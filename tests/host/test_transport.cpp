@@ -5,8 +5,14 @@
 #include "ib_enums.h"
 #include "transport_fixture.h"
 
+#include <string>
+
+#include "icrc.h"
+#include "device.h"
+#include "packet.h"
+
 using namespace tfx;
-using namespace sroce;
+namespace ib = sroce::ib;
 
 namespace {
 constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
@@ -291,4 +297,121 @@ TEST_CASE("transport: errors complete with the right status", "[transport][error
 		CHECK(cb[0].status == ib::wc_loc_len_err);
 		CHECK(rb.guards_intact());
 	}
+}
+
+namespace {
+// A valid RC request packet from node a to QP qpn on node b, built with the
+// core's codec; `mutate` may change the headers before they are written.
+std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const ib::Headers &h0, unsigned int payload,
+				       bool fix_icrc = true) {
+	sim::Path p = f.sim().path(f.node(0).id, f.node(1).id);
+	ib::IpUdp ip;
+	ip.ip_version = 4;
+	std::memcpy(ip.src, p.info.src, 16);
+	std::memcpy(ip.dst, p.info.dst, 16);
+	ip.sport = 0xc123;
+	sroce_env_path_put(p.path);
+	ib::Headers h = h0;
+	h.bth.dest_qpn = qpn;
+	h.bth.pad = ib::pad_for(payload);
+	unsigned int ib_len = ib::ib_length(h.bth.opcode, payload);
+	std::vector<unsigned char> pkt(28 + ib_len, 0x5a);
+	REQUIRE(!ib::write_ip_udp(ip, ib_len, ktl::Span<u8>(pkt.data(), pkt.size())).is_error());
+	REQUIRE(!ib::write_ib_headers(h, ktl::Span<u8>(pkt.data() + 28, ib_len)).is_error());
+	if (fix_icrc)
+		REQUIRE(!ib::icrc_fill(ktl::Span<u8>(pkt.data(), pkt.size())).is_error());
+	return pkt;
+}
+} // namespace
+
+TEST_CASE("transport: hostile packets are dropped or NAKed and counted", "[transport][hostile]") {
+	Fixture f(9);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &rb = f.buffer(b, 8192, all_access);
+	std::vector<unsigned char> before(rb.data, rb.data + rb.len);
+	std::vector<std::string> seen;
+	f.sim().set_tap([&](const sim::WirePacket &p) {
+		if (p.from != 1)
+			return;
+		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		seen.push_back(std::string(ib::opcode_name(pi.value().hdr.bth.opcode)) + " " +
+			       ib::aeth_kind_name(pi.value().hdr.aeth));
+	});
+	auto counters = [&] {
+		sroce_core_counts c{};
+		sroce_core_dev_counts(b.dev, &c);
+		return c;
+	};
+	ib::Headers w;
+	w.bth.opcode = ib::op::rc + ib::op::write_only;
+	w.bth.ack_req = true;
+	w.reth.va = iova_of(b, rb);
+	w.reth.rkey = f.lkey(rb);
+	w.reth.length = 16;
+
+	// A good WRITE first: proves the packet builder, and moves epsn to 1.
+	auto good = make_packet(f, qb.qpn, w, 16);
+	f.sim().inject(0, 1, good.data(), (unsigned)good.size());
+	f.sim().run_for(100000);
+	REQUIRE(seen.size() == 1);
+	CHECK(seen[0] == "RC_ACKNOWLEDGE ACK");
+	std::memcpy(before.data(), rb.data, rb.len);
+
+	SECTION("truncated, bad opcode, unknown QPN, bad ICRC: dropped silently") {
+		auto t = good;
+		t.resize(28 + 6); // half a BTH (the UDP length now disagrees too)
+		f.sim().inject(0, 1, t.data(), (unsigned)t.size());
+		auto bad_op = good;
+		bad_op[28] = 0x1f; // reserved RC opcode
+		ib::icrc_fill(ktl::Span<u8>(bad_op.data(), bad_op.size()));
+		f.sim().inject(0, 1, bad_op.data(), (unsigned)bad_op.size());
+		ib::Headers h = w;
+		h.bth.psn = 1;
+		auto noqp = make_packet(f, 0x7777, h, 16);
+		f.sim().inject(0, 1, noqp.data(), (unsigned)noqp.size());
+		auto badcrc = make_packet(f, qb.qpn, h, 16);
+		badcrc[badcrc.size() - 1] ^= 1;
+		f.sim().inject(0, 1, badcrc.data(), (unsigned)badcrc.size());
+		f.sim().run_for(1000000);
+		CHECK(seen.size() == 1); // nothing answered
+		// Each drop counted by reason (the device's receive counters).
+		auto &rc = reinterpret_cast<sroce::Device *>(b.dev)->rx_counters();
+		CHECK(rc.bad_header.load(ktl::MemoryOrder::relaxed) == 2);
+		CHECK(rc.bad_qpn.load(ktl::MemoryOrder::relaxed) == 1);
+		CHECK(rc.icrc_errors.load(ktl::MemoryOrder::relaxed) == 1);
+		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
+	}
+	SECTION("a PSN far out of the window: one sequence NAK, nothing written") {
+		ib::Headers h = w;
+		h.bth.psn = 0x400000;
+		auto far = make_packet(f, qb.qpn, h, 16);
+		f.sim().inject(0, 1, far.data(), (unsigned)far.size());
+		f.sim().inject(0, 1, far.data(), (unsigned)far.size());
+		f.sim().run_for(1000000);
+		REQUIRE(seen.size() == 2);
+		CHECK(seen[1] == "RC_ACKNOWLEDGE NAK_PSN_SEQ_ERR"); // once, not per packet
+		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
+	}
+	SECTION("a READ request for 2 GiB: remote access NAK, the QP errors") {
+		ib::Headers h;
+		h.bth.opcode = ib::op::rc + ib::op::read_request;
+		h.bth.psn = 1;
+		h.bth.ack_req = true;
+		h.reth.va = iova_of(b, rb);
+		h.reth.rkey = f.lkey(rb);
+		h.reth.length = 0x80000000u;
+		auto rd = make_packet(f, qb.qpn, h, 0);
+		f.sim().inject(0, 1, rd.data(), (unsigned)rd.size());
+		f.sim().run_for(1000000);
+		REQUIRE(seen.size() == 2);
+		CHECK(seen[1] == "RC_ACKNOWLEDGE NAK_REMOTE_ACCESS");
+		sroce_core_qp_attr at{};
+		sroce_core_qp_query(qb.qp, &at);
+		CHECK(at.qp_state == ib::qps_err);
+	}
+	CHECK(counters().pkts_in_flight == 0);
+	CHECK(rb.guards_intact());
 }

@@ -97,7 +97,8 @@ counts_zero() {
 	sroce_counts "$1" | awk '
 		{ print }
 		($1 == "qps" || $1 == "cqs" || $1 == "mrs") && $2 != 1 { bad = 1 }
-		$1 != "qps" && $1 != "cqs" && $1 != "mrs" && $2 != 0 { bad = 1 }
+		($1 == "srqs" || $1 == "ahs" || $1 == "pinned_pages" || $1 ~ /pkts_in_flight$/ ||
+		 $1 == "paths") && $2 != 0 { bad = 1 }
 		END { exit bad }'
 }
 
@@ -117,4 +118,18 @@ gid_index() {
 		fi
 	done
 	return 1
+}
+
+# two_hosts NET MTU: namespaces h1 and h2 on a veth pair (veth-h1, veth-h2),
+# 10.0.NET.1 and 10.0.NET.2, loopback up: the two-host topology of the
+# transport tests.
+two_hosts() {
+	local net=$1 mtu=$2 h
+	ip netns add h1 && ip netns add h2 || return 1
+	ip link add veth-h1 netns h1 type veth peer name veth-h2 netns h2 || return 1
+	for h in 1 2; do
+		ip -n h$h link set lo up
+		ip -n h$h link set veth-h$h mtu "$mtu" up
+		ip -n h$h addr add "10.0.$net.$h/24" dev veth-h$h
+	done
 }

@@ -12,7 +12,9 @@ for t in "${tests[@]}"; do
 	echo "=== $name"
 	dmesg -C
 	start=$(date +%s)
-	timeout 300 bash "$t"
+	# A test may ask for more than 300 s with a "# vm-timeout: S" line.
+	tmo=$(sed -n 's/^# vm-timeout: \([0-9]*\)$/\1/p' "$t" | head -1)
+	timeout "${tmo:-300}" bash "$t"
 	rc=$?
 	# Kernel log lines of this test are its evidence too.
 	if dmesg | grep -E "$bad"; then

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The transport between two hosts (namespaces h1 and h2 on a veth pair, a
+# sroce device each), through unmodified programs: rdma_cm tools (rping with
+# data verification, ucmatose, udaddy), perftest bandwidth tests of every
+# operation at all sizes, with several QPs and through rdma_cm (-R), and the
+# latency tests; on a 1500-byte and a 9000-byte MTU for the ping-pongs.
+# vm-timeout: 1200
+. "$(dirname "$0")/lib.sh"
+
+two_hosts 8 1500
+modprobe sroce
+modprobe rdma_ucm
+ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1
+ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2
+check "h1's IPv4 GID" wait_until 10 gid_index sroce1 10.0.8.1
+check "h2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.8.2
+g1=$(gid_index sroce1 10.0.8.1)
+g2=$(gid_index sroce2 10.0.8.2)
+
+# pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0.
+pair() {
+	local what=$1 spid rc1 rc2 srv=() cli=()
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	ip netns exec h1 timeout 300 "${srv[@]}" >/tmp/t.server 2>&1 &
+	spid=$!
+	sleep 1
+	ip netns exec h2 timeout 300 "${cli[@]}" >/tmp/t.client 2>&1
+	rc2=$?
+	wait $spid
+	rc1=$?
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
+		ok "$what: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' /tmp/t.client | tail -1 | tr -s ' ')"
+	else
+		fail "$what (server $rc1, client $rc2)"
+		sed 's/^/    server: /' /tmp/t.server | tail -6
+		sed 's/^/    client: /' /tmp/t.client | tail -6
+	fi
+}
+
+pp() { # pp NAME PROG ARGS: an rdma-core ping-pong with data checks
+	local what=$1 prog=$2
+	shift 2
+	port=$((port + 1))
+	pair "$what" "$prog" -d sroce1 -g "$g1" -p $port --chk "$@" -- \
+		"$prog" -d sroce2 -g "$g2" -p $port --chk "$@" 10.0.8.1
+}
+
+port=19000
+for mtu in 1500 9000; do
+	ip -n h1 link set veth-h1 mtu $mtu
+	ip -n h2 link set veth-h2 mtu $mtu
+	log "-- MTU $mtu (IB MTU $(ip netns exec h1 ibv_devinfo -d sroce1 | awk '/active_mtu/ { print $2 }'))"
+	for size in 1 1000 1500 4096 10000; do
+		pp "rc_pingpong $size B, MTU $mtu" ibv_rc_pingpong -n 50 -s $size
+	done
+	pp "rc_pingpong 2 MiB, MTU $mtu" ibv_rc_pingpong -n 4 -s 2097152
+	pp "uc_pingpong, MTU $mtu" ibv_uc_pingpong -n 50 -s 1000
+	pp "ud_pingpong, MTU $mtu" ibv_ud_pingpong -n 50 -s 1000
+	pp "srq_pingpong, MTU $mtu" ibv_srq_pingpong -n 50 -q 4 -s 3000
+done
+
+# rdma_cm through real address resolution.
+pair "rping -v -C 2000" rping -s -a 10.0.8.1 -C 2000 -v -- rping -c -a 10.0.8.1 -C 2000 -v
+check "rping verified its data" sh -c '! grep -qiE "data mismatch|error" /tmp/t.client'
+pair "ucmatose" ucmatose -b 10.0.8.1 -- ucmatose -s 10.0.8.1 -b 10.0.8.2
+pair "udaddy" udaddy -b 10.0.8.1 -- udaddy -s 10.0.8.1 -b 10.0.8.2
+
+# perftest 4.5: every operation at all sizes (few iterations per size under
+# TCG), with 4 and 8 QPs, and through rdma_cm.
+pt() { # pt NAME TOOL ARGS
+	local what=$1 tool=$2
+	shift 2
+	port=$((port + 1))
+	pair "$what" "$tool" -d sroce1 -x "$g1" -F -p $port "$@" -- \
+		"$tool" -d sroce2 -x "$g2" -F -p $port "$@" 10.0.8.1
+}
+for t in ib_send_bw ib_write_bw ib_read_bw; do
+	pt "$t -a" $t -a -n 5
+	pt "$t -a -R" $t -a -n 5 -R
+done
+pt "ib_atomic_bw" ib_atomic_bw -n 200
+pt "ib_atomic_bw -R" ib_atomic_bw -n 200 -R
+for t in ib_send_bw ib_write_bw ib_read_bw; do
+	pt "$t 4 QPs" $t -q 4 -s 65536 -n 20
+	pt "$t 8 QPs" $t -q 8 -s 4096 -n 50
+done
+for t in ib_send_lat ib_write_lat ib_read_lat; do
+	pt "$t" $t -n 200
+	pt "$t -R" $t -n 200 -R
+done
+
+check "h1: nothing left alive" wait_until 20 counts_zero sroce1
+check "h2: nothing left alive" wait_until 20 counts_zero sroce2
+check "no retransmission storm left behind" sh -c "! dmesg | grep -iE 'sroce.*(warn|bug)'"
+ip netns del h1
+ip netns del h2
+check "devices gone with their namespaces" wait_until 20 sh -c '! rdma link show | grep -q sroce'
+check "rmmod sroce" wait_until 20 rmmod sroce
+finish

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Wire interop with Linux's rdma_rxe: rxe in init_net on one end of a veth
+# pair, sroce in namespace h2 on the other, so every packet crosses the
+# veth. Each program runs both ways: rxe serving a sroce client and sroce
+# serving an rxe client.
+# vm-timeout: 900
+. "$(dirname "$0")/lib.sh"
+
+ip netns add h2
+ip link add veth-r type veth peer name veth-s netns h2
+ip link set lo up
+ip link set veth-r mtu 1500 up
+ip addr add 10.0.7.1/24 dev veth-r
+ip -n h2 link set lo up
+ip -n h2 link set veth-s mtu 1500 up
+ip -n h2 addr add 10.0.7.2/24 dev veth-s
+modprobe crc32_generic 2>/dev/null
+modprobe rdma_rxe
+modprobe sroce
+modprobe rdma_ucm
+check "rxe0 on veth-r" rdma link add rxe0 type rxe netdev veth-r
+check "sroce2 on veth-s" ip netns exec h2 rdma link add sroce2 type sroce netdev veth-s
+check "rxe0's IPv4 GID" wait_until 10 gid_index rxe0 10.0.7.1
+check "sroce2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.7.2
+gr=$(gid_index rxe0 10.0.7.1)
+gs=$(gid_index sroce2 10.0.7.2)
+
+# both NAME SERVER_CMD -- CLIENT_CMD, with @DEV@/@GID@/@PEER@ filled per side:
+# first rxe serves and sroce connects, then the other way round.
+port=20000
+both() {
+	local what=$1 srv=() cli=() dir
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	for dir in rxe-serves sroce-serves; do
+		local sdev sgid sns cdev cgid cns peer spid rc1 rc2
+		if [ $dir = rxe-serves ]; then
+			sdev=rxe0 sgid=$gr sns="" cdev=sroce2 cgid=$gs cns="ip netns exec h2" peer=10.0.7.1
+		else
+			sdev=sroce2 sgid=$gs sns="ip netns exec h2" cdev=rxe0 cgid=$gr cns="" peer=10.0.7.2
+		fi
+		port=$((port + 1))
+		$sns timeout 300 $(subst "$sdev" "$sgid" "$peer" "${srv[@]}") >/tmp/i.server 2>&1 &
+		spid=$!
+		sleep 1
+		$cns timeout 300 $(subst "$cdev" "$cgid" "$peer" "${cli[@]}") >/tmp/i.client 2>&1
+		rc2=$?
+		wait $spid
+		rc1=$?
+		if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
+			ok "$what ($dir): $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' /tmp/i.client | tail -1 | tr -s ' ')"
+		else
+			fail "$what ($dir) (server $rc1, client $rc2)"
+			sed 's/^/    server: /' /tmp/i.server | tail -6
+			sed 's/^/    client: /' /tmp/i.client | tail -6
+		fi
+	done
+}
+subst() { # subst DEV GID PEER WORDS...: prints WORDS with the fields filled
+	local dev=$1 gid=$2 peer=$3 w
+	shift 3
+	for w in "$@"; do
+		w=${w//@DEV@/$dev}
+		w=${w//@GID@/$gid}
+		w=${w//@PEER@/$peer}
+		w=${w//@PORT@/$port}
+		printf '%s\n' "$w"
+	done
+}
+
+both "rc_pingpong 4 KiB" ibv_rc_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -s 4096 --chk -- \
+	ibv_rc_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -s 4096 --chk @PEER@
+both "rc_pingpong 100 KB" ibv_rc_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 10 -s 100000 --chk -- \
+	ibv_rc_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 10 -s 100000 --chk @PEER@
+both "uc_pingpong" ibv_uc_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -s 1000 --chk -- \
+	ibv_uc_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -s 1000 --chk @PEER@
+both "ud_pingpong" ibv_ud_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -s 1000 --chk -- \
+	ibv_ud_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -s 1000 --chk @PEER@
+both "srq_pingpong" ibv_srq_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -q 2 -s 1000 --chk -- \
+	ibv_srq_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -q 2 -s 1000 --chk @PEER@
+for t in ib_send_bw ib_write_bw ib_read_bw; do
+	both "$t" $t -d @DEV@ -x @GID@ -F -p @PORT@ -s 65536 -n 50 -- $t -d @DEV@ -x @GID@ -F -p @PORT@ -s 65536 -n 50 @PEER@
+done
+both "ib_atomic_bw" ib_atomic_bw -d @DEV@ -x @GID@ -F -p @PORT@ -n 200 -- ib_atomic_bw -d @DEV@ -x @GID@ -F -p @PORT@ -n 200 @PEER@
+both "ib_read_bw -R" ib_read_bw -d @DEV@ -F -R -p @PORT@ -s 16384 -n 50 -- ib_read_bw -d @DEV@ -F -R -p @PORT@ -s 16384 -n 50 @PEER@
+both "rping -v" rping -s -a @PEER@ -C 200 -v -- rping -c -a @PEER@ -C 200 -v
+
+check "sroce2: nothing left alive" wait_until 20 counts_zero sroce2
+ip netns del h2
+rdma link delete rxe0
+check "rmmod sroce" wait_until 20 rmmod sroce
+finish
