@@ -2,7 +2,7 @@
 /*
  * selftest.c - in-kernel tests of the data-path glue that need no core
  * objects. They exist only with the module parameter selftest=1
- * (tests/vm/60-glue-datapath.sh):
+ * (tests/vm/70-glue-datapath.sh):
  *
  *   <debugfs>/sroce/selftest            read: runs the packet, batch, timer
  *                                       and work tests, one "ok NAME" or
@@ -390,6 +390,33 @@ static void st_async(struct st_ctx *ctx)
 		msleep(50);
 		ST_CHECK(ctx, "work_cancel_stops_self_requeueing", atomic_read(&a.runs) == runs,
 			 "ran after cancel");
+		sroce_env_work_destroy(a.work);
+	}
+
+	/* The last reference to a core object can go in atomic context (a
+	 * packet held it): destroy must neither wait nor let a pending
+	 * expiry fire. */
+	atomic_set(&a.runs, 0);
+	a.rearm = 0;
+	a.timer = sroce_env_timer_create(st_timer_cb, &a);
+	a.work = sroce_env_work_create(st_work_cb, &a);
+	ST_CHECK(ctx, "create_for_atomic_destroy", a.timer && a.work, "no memory");
+	if (a.timer && a.work) {
+		unsigned long flags;
+		spinlock_t lock;
+
+		spin_lock_init(&lock);
+		sroce_env_timer_arm(a.timer, 20000000);
+		spin_lock_irqsave(&lock, flags);
+		sroce_env_timer_destroy(a.timer);
+		sroce_env_work_destroy(a.work);
+		spin_unlock_irqrestore(&lock, flags);
+		flush_workqueue(sroce_dp_wq); /* the deferred frees */
+		msleep(100);
+		ST_CHECK(ctx, "destroy_in_atomic_context_cancels", atomic_read(&a.runs) == 0, "%d runs",
+			 atomic_read(&a.runs));
+	} else {
+		sroce_env_timer_destroy(a.timer);
 		sroce_env_work_destroy(a.work);
 	}
 	kfree(a.o);

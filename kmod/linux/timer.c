@@ -9,6 +9,8 @@
  * work item too.
  */
 #include <linux/jiffies.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
@@ -18,6 +20,17 @@
 /* Created in main.c: unbound, and with a rescuer so that storage ULPs over
  * sroce make progress under memory pressure. */
 struct workqueue_struct *sroce_dp_wq;
+
+/*
+ * Whether the caller may sleep. The core's locks disable interrupts and a
+ * batch is an RCU read-side section, both visible here (the target kernels
+ * count preemption); without a preemption count this says no, which is
+ * safe.
+ */
+static bool sroce_may_sleep(void)
+{
+	return preemptible() && !rcu_preempt_depth();
+}
 
 static void sroce_run(sroce_env_callback fn, void *arg)
 {
@@ -34,6 +47,7 @@ struct sroce_env_timer {
 	struct timer_list timer;
 	sroce_env_callback fn;
 	void *arg;
+	struct work_struct free_work; /* destroy in atomic context */
 };
 
 static void sroce_timer_fn(struct timer_list *tl)
@@ -69,15 +83,36 @@ void sroce_env_timer_arm(struct sroce_env_timer *t, unsigned long long delay_ns)
  * have stopped (the core destroys objects out of its tables first). */
 void sroce_env_timer_cancel(struct sroce_env_timer *t)
 {
+	WARN_ON_ONCE(!sroce_may_sleep()); /* env.h: process context */
 	timer_delete_sync(&t->timer);
 }
 
+static void sroce_timer_free_fn(struct work_struct *work)
+{
+	struct sroce_env_timer *t = container_of(work, struct sroce_env_timer, free_work);
+
+	timer_delete_sync(&t->timer);
+	kfree(t);
+}
+
+/*
+ * The core destroys a timer with its object, and the last reference to an
+ * object may go in atomic context: a received packet held it while the
+ * object was destroyed, which already stopped the timer. Waiting is not
+ * allowed there, so the free (and the then idle wait) happens in process
+ * context.
+ */
 void sroce_env_timer_destroy(struct sroce_env_timer *t)
 {
 	if (!t)
 		return;
-	timer_delete_sync(&t->timer);
-	kfree(t);
+	if (sroce_may_sleep()) {
+		sroce_timer_free_fn(&t->free_work);
+		return;
+	}
+	timer_delete(&t->timer);
+	INIT_WORK(&t->free_work, sroce_timer_free_fn);
+	queue_work(sroce_dp_wq, &t->free_work);
 }
 
 /* ---- work ----------------------------------------------------------------- */
@@ -86,6 +121,7 @@ struct sroce_env_work {
 	struct work_struct work;
 	sroce_env_callback fn;
 	void *arg;
+	struct work_struct free_work; /* destroy in atomic context */
 };
 
 static void sroce_work_fn(struct work_struct *work)
@@ -116,13 +152,29 @@ void sroce_env_work_queue(struct sroce_env_work *w)
 
 void sroce_env_work_cancel(struct sroce_env_work *w)
 {
+	WARN_ON_ONCE(!sroce_may_sleep()); /* env.h: process context */
 	cancel_work_sync(&w->work);
 }
 
+static void sroce_work_free_fn(struct work_struct *work)
+{
+	struct sroce_env_work *w = container_of(work, struct sroce_env_work, free_work);
+
+	cancel_work_sync(&w->work);
+	kfree(w);
+}
+
+/* As sroce_env_timer_destroy. The module's exit drains sroce_dp_wq, so no
+ * deferred free outlives the module. */
 void sroce_env_work_destroy(struct sroce_env_work *w)
 {
 	if (!w)
 		return;
-	cancel_work_sync(&w->work);
-	kfree(w);
+	if (sroce_may_sleep()) {
+		sroce_work_free_fn(&w->free_work);
+		return;
+	}
+	cancel_work(&w->work);
+	INIT_WORK(&w->free_work, sroce_work_free_fn);
+	queue_work(sroce_dp_wq, &w->free_work);
 }
