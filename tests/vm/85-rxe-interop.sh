@@ -81,10 +81,10 @@ both "ud_pingpong" ibv_ud_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -s 1000 --c
 both "srq_pingpong" ibv_srq_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -q 2 -s 1000 --chk -- \
 	ibv_srq_pingpong -d @DEV@ -g @GID@ -p @PORT@ -n 50 -q 2 -s 1000 --chk @PEER@
 for t in ib_send_bw ib_write_bw ib_read_bw; do
-	both "$t" $t -d @DEV@ -x @GID@ -F -p @PORT@ -s 65536 -n 50 -- $t -d @DEV@ -x @GID@ -F -p @PORT@ -s 65536 -n 50 @PEER@
+	both "$t" $t -d @DEV@ -x @GID@ -F -u 18 -p @PORT@ -s 65536 -n 50 -- $t -d @DEV@ -x @GID@ -F -u 18 -p @PORT@ -s 65536 -n 50 @PEER@
 done
-both "ib_atomic_bw" ib_atomic_bw -d @DEV@ -x @GID@ -F -p @PORT@ -n 200 -- ib_atomic_bw -d @DEV@ -x @GID@ -F -p @PORT@ -n 200 @PEER@
-both "ib_read_bw -R" ib_read_bw -d @DEV@ -F -R -p @PORT@ -s 16384 -n 50 -- ib_read_bw -d @DEV@ -F -R -p @PORT@ -s 16384 -n 50 @PEER@
+both "ib_atomic_bw" ib_atomic_bw -d @DEV@ -x @GID@ -F -u 18 -p @PORT@ -n 200 -- ib_atomic_bw -d @DEV@ -x @GID@ -F -u 18 -p @PORT@ -n 200 @PEER@
+both "ib_read_bw -R" ib_read_bw -d @DEV@ -F -u 18 -R -p @PORT@ -s 16384 -n 50 -- ib_read_bw -d @DEV@ -F -u 18 -R -p @PORT@ -s 16384 -n 50 @PEER@
 both "rping -v" rping -s -a @PEER@ -C 200 -v -- rping -c -a @PEER@ -C 200 -v
 
 check "sroce2: nothing left alive" wait_until 20 counts_zero sroce2
