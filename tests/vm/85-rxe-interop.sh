@@ -44,7 +44,13 @@ both() {
 		port=$((port + 1))
 		$sns timeout 300 $(subst "$sdev" "$sgid" "$peer" "${srv[@]}") >/tmp/i.server 2>&1 &
 		spid=$!
-		sleep 1
+		# Wait for a TCP listener on the test's port (rdma_cm servers
+		# have none: they get a moment).
+		if [[ " ${srv[*]} " == *" -p @PORT@ "* && " ${srv[*]} " != *" -R "* ]]; then
+			wait_until 30 sh -c "$sns ss -Hltn 'sport = :$port' | grep -q ."
+		else
+			sleep 2
+		fi
 		$cns timeout 300 $(subst "$cdev" "$cgid" "$peer" "${cli[@]}") >/tmp/i.client 2>&1
 		rc2=$?
 		wait $spid
