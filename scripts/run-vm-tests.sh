@@ -13,7 +13,7 @@ fi
 out=$top/build/vm/last-test-run
 rm -rf "$out"
 mkdir -p "$out"
-"$top/scripts/vm-run" "${kargs[@]}" --timeout 1500 --out "$out" -- bash "$top/tests/vm/run-in-vm.sh" "$@"
+"$top/scripts/vm-run" "${kargs[@]}" --timeout 3000 --out "$out" -- bash "$top/tests/vm/run-in-vm.sh" "$@"
 rc=$?
 [ $rc -eq 0 ] || echo "vm tests: exit $rc; logs in $out" >&2
 exit $rc
