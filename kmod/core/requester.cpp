@@ -180,7 +180,7 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	}
 	auto t = tx_begin(path, *pinfo, h, payload, sport_);
 	if (t.is_error()) {
-		kick_locked(); // out of memory: try again from work
+		kick_locked(); // out of memory: work sends it later
 		return false;
 	}
 	Tx tx = t.release_value();

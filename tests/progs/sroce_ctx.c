@@ -25,41 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
+#include "progs_common.h"
 
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (cond) {                                                \
-			printf("ok: " __VA_ARGS__);                        \
-		} else {                                                   \
-			printf("FAIL: " __VA_ARGS__);                      \
-			failures++;                                        \
-		}                                                          \
-		printf("\n");                                              \
-	} while (0)
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	if (!list) {
-		perror("ibv_get_device_list");
-		return NULL;
-	}
-	for (int i = 0; list[i]; i++) {
-		if (strcmp(ibv_get_device_name(list[i]), name) == 0) {
-			ctx = ibv_open_device(list[i]);
-			if (!ctx)
-				fprintf(stderr, "ibv_open_device(%s): %s\n", name, strerror(errno));
-			break;
-		}
-	}
-	if (!ctx && errno == 0)
-		errno = ENODEV;
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static int mode_check(struct ibv_context *ctx)
 {

@@ -25,35 +25,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (cond) {                                                \
-			printf("ok: " __VA_ARGS__);                        \
-		} else {                                                   \
-			printf("FAIL: " __VA_ARGS__);                      \
-			failures++;                                        \
-		}                                                          \
-		printf("\n");                                              \
-	} while (0)
+#include "progs_common.h"
 
 #define PAGE 4096ul
 #define MiB (1024ul * 1024)
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	if (!list)
-		return NULL;
-	for (int i = 0; list[i]; i++)
-		if (strcmp(ibv_get_device_name(list[i]), name) == 0)
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 /* VmPin in kB: what ib_umem_get has pinned for this process. */
 static long vm_pin_kb(void)
