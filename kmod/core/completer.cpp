@@ -43,8 +43,13 @@ void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
 		if (w.done)
 			continue;
 		if (is_read_or_atomic(w.wqe.opcode)) {
-			if (psn_diff(w.last_psn, psn) <= 0)
+			// Once per WQE until a timeout: every packet of a later
+			// response burst says the same, and each resend restarts
+			// the responder's stream.
+			if (psn_diff(w.last_psn, psn) <= 0 && !resp_gap_retried_) {
+				resp_gap_retried_ = true;
 				rewind_locked(unacked_psn_);
+			}
 			if (unacked_psn_ != before)
 				progress_locked();
 			complete_done_locked(b);
@@ -199,6 +204,7 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 		w.done = true;
 		rd_atomic_out_--;
 		ooo_mask_ = 0;
+		resp_gap_retried_ = false;
 	}
 	progress_locked();
 	complete_done_locked(b);
@@ -223,6 +229,7 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 		return;
 	}
 	retries_left_--;
+	resp_gap_retried_ = false;
 	rewind_locked(unacked_psn_);
 	requester_run_locked(b);
 	arm_retry_timer_locked();

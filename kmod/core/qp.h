@@ -236,6 +236,9 @@ private:
 	u32 retries_left_ = 0;
 	u32 rnr_left_ = 0;
 	bool rnr_wait_ = false;      // holding off after an RNR NAK
+	// A later response already made us ask again for the READ/ATOMIC we
+	// wait for: the rest of that burst must not ask again per packet.
+	bool resp_gap_retried_ = false;
 	bool timer_armed_ = false;
 	bool sq_error_ = false;
 	u32 pkts_since_ack_req_ = 0;

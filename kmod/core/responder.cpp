@@ -425,7 +425,11 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		// The later requests will come again too: answer in order from here.
 		for (u32 j = idx + 1; j != res_next_; j++)
 			res_[j % slots].pending = false;
-		res_send_ = idx;
+		// An older response still streaming goes first: a repeated request
+		// behind it must not skip it (its requester would wait for it
+		// until RETRY_EXC_ERR).
+		if (s32(idx - res_send_) < 0)
+			res_send_ = idx;
 		send_read_responses_locked(b);
 		return;
 	}

@@ -315,6 +315,8 @@ Path Sim::path(int from, int to, bool ipv6) {
 void Sim::set_rx_hook(int n, RxHook hook) { node(*e_, n).hook = std::move(hook); }
 void Sim::set_rx_linear(int n, unsigned int bytes) { node(*e_, n).rx_linear = bytes; }
 
+void Sim::set_work_delay(uint64_t ns) { e_->work_delay_ns = ns; }
+
 void Sim::remove_node(int n) {
 	detail::Node &nd = node(*e_, n);
 	sroce_core_dev_destroy(nd.dev);

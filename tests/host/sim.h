@@ -96,6 +96,9 @@ public:
 	// Received packets get only `bytes` linear bytes, the rest in random
 	// fragments; 0: fully linear (default, or SROCE_SIM_RX_LINEAR).
 	void set_rx_linear(int node, unsigned int bytes);
+	// Deferred work runs ns after it is queued instead of at once: a busy
+	// CPU, so packets can arrive while a long READ response is streamed.
+	void set_work_delay(uint64_t ns);
 	// Destroys the node's device now; packets still addressed to it are
 	// dropped (unless it has an rx hook).
 	void remove_node(int node);

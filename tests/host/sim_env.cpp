@@ -215,7 +215,7 @@ void sroce_env_work_queue(sroce_env_work *w) {
 		return;
 	w->pending = true;
 	if (g_engine)
-		g_engine->schedule(w, g_engine->now);
+		g_engine->schedule(w, g_engine->now + g_engine->work_delay_ns);
 }
 
 void sroce_env_work_cancel(sroce_env_work *w) { task_cancel(w); }

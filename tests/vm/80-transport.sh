@@ -76,9 +76,8 @@ pair "udaddy" udaddy -b 10.0.8.1 -- udaddy -s 10.0.8.1 -b 10.0.8.2
 
 # perftest 4.5: every operation at all sizes (few iterations per size under
 # TCG), with 4 and 8 QPs, and through rdma_cm.
-# The QP timeout is 1 s (-u 18) instead of perftest's 67 ms: under TCG, with
-# other VMs on the same two cores, a 67 ms stall of the responder's work
-# happened and ran 256 KiB READs out of retries (seen once, RETRY_EXC_ERR).
+# The QP timeout is 1 s (-u 18) instead of perftest's 67 ms: under TCG on a
+# loaded machine the responder's work can stall for longer than 67 ms.
 pt() { # pt NAME TOOL ARGS
 	local what=$1 tool=$2
 	shift 2
@@ -86,16 +85,9 @@ pt() { # pt NAME TOOL ARGS
 	pair "$what" "$tool" -d sroce1 -x "$g1" -F -u 18 -p $port "$@" -- \
 		"$tool" -d sroce2 -x "$g2" -F -u 18 -p $port "$@" 10.0.8.1
 }
-for t in ib_send_bw ib_write_bw; do
+for t in ib_send_bw ib_write_bw ib_read_bw; do
 	pt "$t -a" $t -a -n 5
 	pt "$t -a -R" $t -a -n 5 -R
-done
-# READs up to 128 KiB: single READs of 256 KiB and more ran out of retries
-# in the VM in 2 of 3 runs (an open bug, Documentation/status.md; the
-# simulator completes them), so -a stops short of them here.
-for s in 2 1024 4096 65536 131072; do
-	pt "ib_read_bw $s B" ib_read_bw -s $s -n 5
-	pt "ib_read_bw $s B -R" ib_read_bw -s $s -n 5 -R
 done
 pt "ib_atomic_bw" ib_atomic_bw -n 200
 pt "ib_atomic_bw -R" ib_atomic_bw -n 200 -R
