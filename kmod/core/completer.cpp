@@ -194,15 +194,18 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	} else if (!place_read_response_locked(rx, w, b)) {
 		return;
 	}
+	u32 answered_before = wqe_requests_answered(w, u32(psn_diff(psn, w.first_psn)));
 	unacked_psn_ = psn_add(psn, 1);
 	while (ooo_mask_ & 1) {
 		ooo_mask_ >>= 1;
 		unacked_psn_ = psn_add(unacked_psn_, 1);
 	}
 	ooo_mask_ >>= 1;
+	// Each READ request whose last response arrived frees a slot.
+	u32 freed = wqe_requests_answered(w, u32(psn_diff(unacked_psn_, w.first_psn))) - answered_before;
+	rd_atomic_out_ -= ktl::min(freed, rd_atomic_out_);
 	if (psn_diff(unacked_psn_, w.last_psn) > 0) {
 		w.done = true;
-		rd_atomic_out_--;
 		ooo_mask_ = 0;
 		resp_gap_retried_ = false;
 	}

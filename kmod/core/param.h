@@ -49,6 +49,10 @@ constexpr u32 max_unacked_pkts = 256; // requester window, packets
 constexpr u32 ack_req_every = 32;     // AckReq at least every N packets
 constexpr u32 tx_budget = 64;         // packets per run before deferring to work
 constexpr u32 read_resp_budget = 64;  // READ response packets per run
+// A READ request asks for at most this many response packets: a longer
+// READ is asked for in parts as the window opens, so a responder never has
+// more in flight to us than the window (self-clocking, no flood of a queue).
+constexpr u32 read_req_max_pkts = max_unacked_pkts / 2;
 constexpr u64 rnr_wait_floor_ns = 10000;
 
 // Device page size for MRs (4 KiB), and the largest page an MR's page list

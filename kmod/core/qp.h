@@ -66,6 +66,16 @@ struct SendWqe {
 	u8 *inline_data() { return reinterpret_cast<u8 *>(this + 1); }
 };
 
+// READ/ATOMIC requests of a WQE (a READ is asked for in parts of at most
+// read_req_max_pkts response packets), and how many of them are answered
+// once its first `answered` response packets arrived.
+inline u32 wqe_requests(const SendWqe &w) {
+	return is_atomic(w.wqe.opcode) ? 1 : (w.npkts + param::read_req_max_pkts - 1) / param::read_req_max_pkts;
+}
+inline u32 wqe_requests_answered(const SendWqe &w, u32 answered) {
+	return answered >= w.npkts ? wqe_requests(w) : answered / param::read_req_max_pkts;
+}
+
 // A READ or ATOMIC request the responder has executed, kept so that a
 // duplicate of it is answered again (IBTA 9.7.5.1.3).
 struct ReadAtomicRes {

@@ -145,10 +145,13 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	u64 off = cur_offset_;
 	u32 payload = 0;
 	bool first = off == 0, last = true;
+	u64 read_end = 0; // a READ request asks up to here
 	if (op == ib::wr_rdma_read) {
+		u64 part = u64(param::read_req_max_pkts) * mtu_b;
+		read_end = ktl::min((off / part + 1) * part, w.length);
 		h.reth.va = w.wqe.rdma.remote_addr + off;
 		h.reth.rkey = w.wqe.rdma.rkey;
-		h.reth.length = u32(w.length - off);
+		h.reth.length = u32(read_end - off);
 	} else if (is_atomic(op)) {
 		h.atomic_eth.va = w.wqe.rdma.remote_addr;
 		h.atomic_eth.rkey = w.wqe.rdma.rkey;
@@ -201,8 +204,13 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	tx_finish(tx, path, b);
 	// Advance: READ and ATOMIC requests are one packet that accounts for all
 	// their response PSNs.
-	if (op == ib::wr_rdma_read || is_atomic(op)) {
+	if (op == ib::wr_rdma_read) {
 		rd_atomic_out_++; // every (re)sent request waits for its response
+		u32 n = read_end > off ? u32((read_end - off + mtu_b - 1) / mtu_b) : 1;
+		psn_ = psn_add(psn_, n);
+		cur_offset_ = read_end;
+	} else if (is_atomic(op)) {
+		rd_atomic_out_++;
 		psn_ = psn_add(w.last_psn, 1);
 		cur_offset_ = w.length;
 	} else {
@@ -274,12 +282,21 @@ void Qp::rewind_locked(u32 psn) {
 		ooo_mask_ = 0;
 		cur_offset_ = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
 		psn_ = psn;
-		// Requests before this one still wait for their responses; this
-		// one and the later ones count again when they are sent again.
+		// Requests before this point still wait for their responses (only
+		// the oldest WQE can be partly answered: responses come in
+		// order); from here on they count again when sent again.
 		rd_atomic_out_ = 0;
-		for (u32 j = sq_done_; j != i; j++)
-			if (!swqe(j).done && is_read_or_atomic(swqe(j).wqe.opcode))
-				rd_atomic_out_++;
+		for (u32 j = sq_done_; j != i + 1; j++) {
+			SendWqe &x = swqe(j);
+			if (x.done || !is_read_or_atomic(x.wqe.opcode))
+				continue;
+			s32 got = psn_diff(unacked_psn_, x.first_psn);
+			u32 answered = got > 0 ? u32(got) : 0;
+			u32 sent = j != i ? wqe_requests(x)
+					  : u32(psn_diff(psn, x.first_psn)) / param::read_req_max_pkts;
+			u32 done = wqe_requests_answered(x, answered);
+			rd_atomic_out_ += sent > done ? sent - done : 0;
+		}
 		return;
 	}
 }

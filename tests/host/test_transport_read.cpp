@@ -66,9 +66,9 @@ TEST_CASE("transport: back-to-back 256 KiB READs complete under reordering", "[t
 }
 
 // A response packet is lost while the responder's work runs late: the
-// requester resends the READ it waits for and the one behind it, and the
-// responder must finish the first before it answers the second (it once
-// jumped to the second and left the first unanswered until RETRY_EXC_ERR).
+// requester resends the READ request it waits for and those behind it, and
+// the responder must finish the first before it answers the next (it once
+// jumped to the next and left the first unanswered until RETRY_EXC_ERR).
 TEST_CASE("transport: a lost READ response is resent while later READs wait", "[transport][read]") {
 	Fixture f(43, 1500);
 	f.trace_from_env();
@@ -89,7 +89,41 @@ TEST_CASE("transport: a lost READ response is resent while later READs wait", "[
 	});
 	stream_reads(f, 256 * 1024, 8, 16, 14);
 	CHECK(dropped);
-	// One loss, one resend: of the READ that lost it and of the one
-	// behind it, at once, without waiting for the retry timer.
-	CHECK(requests == 8 + 2);
+	// Each 256-packet READ is asked for in two requests of 128 packets. One
+	// loss, one resend at once (no retry timer) of the requests the window
+	// holds from the gap on: the rest of the part that lost it, its second
+	// part and the first part of the next READ.
+	CHECK(requests == 8 * 2 + 3);
+}
+
+// A 1 MiB READ (1024 response packets) is asked for in parts of
+// read_req_max_pkts, each sent only as the window opens: the responder never
+// has more than the window in flight towards us.
+TEST_CASE("transport: a long READ is asked for in parts within the window", "[transport][read]") {
+	Fixture f(44, 1500);
+	f.trace_from_env();
+	unsigned int requests = 0, in_flight = 0, max_in_flight = 0;
+	f.sim().set_tap([&](const sim::WirePacket &p) {
+		if (p.len <= 28)
+			return;
+		unsigned char op = p.data[28];
+		if (op == 0x0c) // RC READ request
+			requests++;
+		if (op >= 0x0d && op <= 0x0f && p.from == 1)
+			max_in_flight = std::max(max_in_flight, ++in_flight);
+	});
+	// A response leaves the wire when delivered: count it down at the node.
+	f.sim().set_rx_hook(0, [&](sroce_env_pkt *pkt, sroce_env_batch *b) {
+		if (in_flight)
+			in_flight--;
+		sroce_core_rx(f.sim().dev(0), pkt, b);
+	});
+	sim::LinkConfig lc;
+	lc.bits_per_sec = 1000000000ull;
+	lc.latency_ns = 200000;
+	f.sim().set_all_links(lc);
+	stream_reads(f, 1024 * 1024 - 4096, 2, 1, 14);
+	CHECK(requests == 2 * 8);
+	CHECK(max_in_flight <= 256 + 128);
+	CHECK(max_in_flight > 128);
 }
