@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The transport on a faulty network: tc netem on both ends of the veth
+# between namespaces h1 and h2 (so both directions suffer), one fault at a
+# time (loss 1%, 5%, 10%, duplicate 5%, reorder 25%, corrupt 1%) and all of
+# them mixed. Under each: rping with data validation over rdma_cm,
+# ib_read_bw (READs up to 64 KiB), ib_write_bw, and sroce_integrity (WRITE,
+# READ, SEND both ways and atomics of 1 B .. 1 MiB over several SGEs, every
+# byte and every atomic result checked on both sides). Corrupted packets
+# must be dropped (by the ICRC, or by UDP's checksum before it) and
+# recovered; nothing may be left alive afterwards.
+# vm-timeout: 900
+. "$(dirname "$0")/lib.sh"
+
+two_hosts 9 1500
+modprobe sroce
+modprobe rdma_ucm
+modprobe sch_netem
+ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1
+ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2
+check "h1's IPv4 GID" wait_until 10 gid_index sroce1 10.0.9.1
+check "h2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.9.2
+g1=$(gid_index sroce1 10.0.9.1)
+g2=$(gid_index sroce2 10.0.9.2)
+
+# pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0.
+pair() {
+	local what=$1 spid rc1 rc2 srv=() cli=() t0
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	t0=$(date +%s)
+	ip netns exec h1 timeout 150 "${srv[@]}" >/tmp/n.server 2>&1 &
+	spid=$!
+	if [[ " ${srv[*]} " == *" -p $port "* && " ${srv[*]} " != *" -R "* ]]; then
+		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
+	else
+		sleep 2
+	fi
+	ip netns exec h2 timeout 150 "${cli[@]}" >/tmp/n.client 2>&1
+	rc2=$?
+	wait $spid
+	rc1=$?
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
+		ok "$what ($(($(date +%s) - t0)) s): $(grep -E '^ok:|^ *[0-9]+ +[0-9]+ ' /tmp/n.client | tail -1 | tr -s ' ')"
+	else
+		fail "$what (server $rc1, client $rc2)"
+		sed 's/^/    server: /' /tmp/n.server | tail -8
+		sed 's/^/    client: /' /tmp/n.client | tail -8
+	fi
+}
+
+netem() { # netem SPEC...: the same netem qdisc on both ends ("" removes it)
+	local h
+	for h in 1 2; do
+		ip -n h$h link set veth-h$h up
+		tc -n h$h qdisc del dev veth-h$h root 2>/dev/null
+		[ $# -eq 0 ] || tc -n h$h qdisc add dev veth-h$h root netem "$@" || return 1
+	done
+}
+
+qdisc_stat() { # the netem qdisc's "dropped N" on both ends, summed
+	local h n=0 d
+	for h in 1 2; do
+		d=$(tc -n h$h -s qdisc show dev veth-h$h | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+		n=$((n + ${d:-0}))
+	done
+	echo $n
+}
+
+# Corrupted packets that reach the host are dropped by IP (header
+# checksum), by UDP (checksum) or by the ICRC; these sum all three.
+rx_drops() {
+	local ns=$1 dev=$2 icrc udp ip
+	icrc=$(count_of "$dev" rx_icrc_errors)
+	udp=$(ip netns exec "$ns" awk '/^Udp:/ { if (h) print $8; h = 1 }' /proc/net/snmp)
+	ip=$(ip netns exec "$ns" awk '/^Ip:/ { if (h) print $5; h = 1 }' /proc/net/snmp)
+	echo "$icrc $udp $ip"
+}
+
+port=19500
+run_all() { # run_all LABEL: the four programs under the current qdisc
+	local l=$1
+	port=$((port + 1))
+	pair "$l: rping -V -C 100" rping -s -a 10.0.9.1 -p $port -C 100 -V -v -- \
+		rping -c -a 10.0.9.1 -p $port -C 100 -V -v
+	for s in 4096 65536; do
+		port=$((port + 1))
+		pair "$l: ib_read_bw $s B" ib_read_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s $s -n 20 -- \
+			ib_read_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s $s -n 20 10.0.9.1
+	done
+	port=$((port + 1))
+	pair "$l: ib_write_bw 64 KiB" ib_write_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 20 -- \
+		ib_write_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 20 10.0.9.1
+	port=$((port + 1))
+	pair "$l: sroce_integrity" "$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t 16 -w 100 -- \
+		"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 40 -S $port -t 16 -r 7 -w 100
+}
+
+declare -A spec=(
+	[loss1]="loss 1%"
+	[loss5]="loss 5%"
+	[loss10]="loss 10%"
+	[dup5]="duplicate 5%"
+	[reorder25]="reorder 25% 50% delay 1ms"
+	[corrupt1]="corrupt 1%"
+	[mixed]="loss 2% duplicate 2% corrupt 1% reorder 25% 50% delay 1ms"
+)
+for f in loss1 loss5 loss10 dup5 reorder25 corrupt1 mixed; do
+	log "-- netem ${spec[$f]}"
+	read -r icrc0 udp0 ip0 < <(rx_drops h1 sroce1)
+	read -r icrc0b udp0b ip0b < <(rx_drops h2 sroce2)
+	tx0=$(($(count_of sroce1 tx_pkts) + $(count_of sroce2 tx_pkts)))
+	# shellcheck disable=SC2086
+	check "netem ${spec[$f]} on both ends" netem ${spec[$f]}
+	run_all "$f"
+	st=$(tc -n h1 -s qdisc show dev veth-h1 | tr -s ' \n' ' ')
+	log "  h1 qdisc: ${st:0:200}"
+	case $f in
+	loss*) check "$f: netem dropped packets" test "$(qdisc_stat)" -gt 0 ;;
+	corrupt1 | mixed)
+		read -r icrc1 udp1 ip1 < <(rx_drops h1 sroce1)
+		read -r icrc1b udp1b ip1b < <(rx_drops h2 sroce2)
+		d_icrc=$((icrc1 - icrc0 + icrc1b - icrc0b))
+		d_udp=$((udp1 - udp0 + udp1b - udp0b))
+		d_ip=$((ip1 - ip0 + ip1b - ip0b))
+		log "  corrupted packets dropped: ICRC $d_icrc, UDP checksum $d_udp, IP header $d_ip"
+		check "$f: corrupted packets were dropped" test $((d_icrc + d_udp + d_ip)) -gt 0
+		;;
+	esac
+	tx1=$(($(count_of sroce1 tx_pkts) + $(count_of sroce2 tx_pkts)))
+	log "  sroce packets sent under ${spec[$f]}: $((tx1 - tx0))"
+	netem
+	check "$f: h1 nothing left alive" wait_until 30 counts_zero sroce1
+	check "$f: h2 nothing left alive" wait_until 30 counts_zero sroce2
+done
+
+check "no sroce warning in the kernel log" sh -c "! dmesg | grep -iE 'sroce.*(warn|bug)'"
+ip netns del h1
+ip netns del h2
+check "devices gone with their namespaces" wait_until 20 sh -c '! rdma link show | grep -q sroce'
+check "rmmod sroce" wait_until 20 rmmod sroce
+finish
