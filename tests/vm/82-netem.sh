@@ -22,29 +22,54 @@ check "h2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.9.2
 g1=$(gid_index sroce1 10.0.9.1)
 g2=$(gid_index sroce2 10.0.9.2)
 
-# pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0.
+# stuck_dump: what the test programs still alive are blocked on.
+stuck_dump() {
+	local p
+	for p in $(pgrep -f 'rping|ib_read_bw|ib_write_bw|sroce_integrity'); do
+		log "    stuck: $p $(tr '\0' ' ' </proc/$p/cmdline) state $(awk '/^State/ { print $2 }' /proc/$p/status)"
+		sed 's/^/      /' /proc/$p/stack
+	done
+	sroce_counts sroce1 | tr '\n' ' '
+	log ""
+	dmesg | tail -15 | sed 's/^/    dmesg: /'
+}
+
+# pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0
+# within 150 s (a process that does not is dumped and killed).
 pair() {
-	local what=$1 spid rc1 rc2 srv=() cli=() t0
+	local what=$1 spid cpid rc1 rc2 srv=() cli=() t0 i
 	shift
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
 	t0=$(date +%s)
-	ip netns exec h1 timeout 150 "${srv[@]}" >/tmp/n.server 2>&1 &
+	ip netns exec h1 "${srv[@]}" >/tmp/n.server 2>&1 &
 	spid=$!
-	if [[ " ${srv[*]} " == *" -p $port "* && " ${srv[*]} " != *" -R "* ]]; then
+	# perftest's server listens on TCP first; rdma_cm listeners get a moment.
+	if [[ ${srv[0]} == ib_* ]]; then
 		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
 	else
-		sleep 2
+		sleep 1
 	fi
-	ip netns exec h2 timeout 150 "${cli[@]}" >/tmp/n.client 2>&1
+	ip netns exec h2 "${cli[@]}" >/tmp/n.client 2>&1 &
+	cpid=$!
+	for i in $(seq 150); do
+		kill -0 $cpid 2>/dev/null || kill -0 $spid 2>/dev/null || break
+		sleep 1
+	done
+	if kill -0 $cpid 2>/dev/null || kill -0 $spid 2>/dev/null; then
+		log "  $what: still running after 150 s"
+		stuck_dump
+		kill -9 $spid $cpid 2>/dev/null
+	fi
+	wait $cpid
 	rc2=$?
 	wait $spid
 	rc1=$?
 	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
 		ok "$what ($(($(date +%s) - t0)) s): $(grep -E '^ok:|^ *[0-9]+ +[0-9]+ ' /tmp/n.client | tail -1 | tr -s ' ')"
 	else
-		fail "$what (server $rc1, client $rc2)"
+		fail "$what (server $rc1, client $rc2, $(($(date +%s) - t0)) s)"
 		sed 's/^/    server: /' /tmp/n.server | tail -8
 		sed 's/^/    client: /' /tmp/n.client | tail -8
 	fi
@@ -82,8 +107,8 @@ port=19500
 run_all() { # run_all LABEL: the four programs under the current qdisc
 	local l=$1
 	port=$((port + 1))
-	pair "$l: rping -V -C 100" rping -s -a 10.0.9.1 -p $port -C 100 -V -v -- \
-		rping -c -a 10.0.9.1 -p $port -C 100 -V -v
+	pair "$l: rping -V -C 50" rping -s -a 10.0.9.1 -p $port -C 50 -V -- \
+		rping -c -a 10.0.9.1 -p $port -C 50 -V
 	for s in 4096 65536; do
 		port=$((port + 1))
 		pair "$l: ib_read_bw $s B" ib_read_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s $s -n 20 -- \

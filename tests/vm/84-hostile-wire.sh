@@ -31,7 +31,7 @@ attack() { # attack MODE VICTIM_PROG ARGS...
 	port=$((port + 1))
 	ip netns exec h1 timeout 60 "$@" -d sroce1 -g "$g1" -p $port >/tmp/h.victim 2>&1 &
 	vpid=$!
-	ip netns exec h2 timeout 60 python3 "$TOP/tests/vm/hostile_wire.py" "$mode" 10.0.10.1 $port \
+	ip netns exec h2 timeout 60 /usr/bin/python3 "$TOP/tests/vm/hostile_wire.py" "$mode" 10.0.10.1 $port \
 		10.0.10.2 $counts >/tmp/h.attack 2>&1
 	rc=$?
 	sed 's/^/    /' /tmp/h.attack
