@@ -4,9 +4,9 @@
 # ibv_rc_pingpong / ibv_ud_pingpong servers on sroce1 in h1 and sends
 # crafted RoCEv2 packets at their live QPs: bad ICRC, truncated BTH,
 # reserved opcode, unknown QPN, a PSN far out of window, a READ response
-# without a request, an ACK of a PSN never sent, a zero-length WRITE with a
-# bogus rkey, a payload beyond the path MTU, a WRITE with an invalid rkey, a
-# 2 GiB READ request, UD with a wrong Q_Key. The victim's answers are
+# without a request, an ACK of a PSN never sent, a payload beyond the path
+# MTU, a zero-length WRITE and a WRITE with an invalid rkey to a QP without
+# remote access, a 2 GiB READ request, UD with a wrong Q_Key. The victim's answers are
 # checked against the spec, drops against the debugfs counts. Afterwards a
 # legitimate ping-pong works on the same device, nothing is left alive and
 # the kernel log is clean.
@@ -45,6 +45,7 @@ before=$(count_of sroce1 rx_pkts)
 attack rc1 ibv_rc_pingpong -m 1024 -s 64 -n 2
 attack rc2 ibv_rc_pingpong -m 1024 -s 64 -n 2
 attack rc3 ibv_rc_pingpong -m 1024 -s 64 -n 2
+attack rc4 ibv_rc_pingpong -m 1024 -s 64 -n 2
 attack ud ibv_ud_pingpong -s 64 -n 2
 after=$(count_of sroce1 rx_pkts)
 check "the device received the crafted packets ($((after - before)))" test $((after - before)) -ge 20

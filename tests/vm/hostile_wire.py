@@ -8,7 +8,7 @@ and PSN of its own, so the victim's QP is in RTS aimed at this socket. The
 victim's answers (ACKs, NAKs, its pong) come back to the socket and are
 checked against what the IBTA spec says.
 
-  hostile_wire.py rc1|rc2|rc3|ud VICTIM_IP TCP_PORT MY_IP COUNTS_FILE
+  hostile_wire.py rc1|rc2|rc3|rc4|ud VICTIM_IP TCP_PORT MY_IP COUNTS_FILE
 
 The ICRC of packets meant to pass it is computed here (zlib's CRC-32, the
 masking of tests/dump/icrc_ref.py). The kernel builds the IPv4 header: with
@@ -172,13 +172,6 @@ def rc1(w, vqpn, vpsn):
     ok(a == [(psn, 0x60)], "PSN far out of window: one NAK PSN sequence error at the expected PSN "
        "(got %s)" % [(hex(p), hex(s) if s is not None else None) for p, s in a])
 
-    # C9-88: a zero-length WRITE is not checked against its R_Key.
-    w.send(bth(0x0A, vqpn, psn, ackreq=True) + reth(0, 0xDEADBEEF, 0))
-    a = acks(w.collect(1.5))
-    ok(len(a) == 1 and a[0][0] == psn and a[0][1] is not None and a[0][1] < 0x20,
-       "zero-length WRITE with a bogus rkey: ACKed (got %s)" % a)
-    psn += 1
-
     # A good SEND: ACKed, and the pingpong answers with its pong.
     w.send(bth(0x04, vqpn, psn, ackreq=True) + bytes(range(64)))
     pk = w.collect(2.0)
@@ -198,13 +191,22 @@ def rc1(w, vqpn, vpsn):
 
 
 def rc2(w, vqpn, vpsn):
+    # The pingpong's QP grants no remote access: even a zero-length WRITE
+    # (whose R_Key C9-88 says not to check) is refused, as rdma_rxe does.
+    w.send(bth(0x0A, vqpn, MY_PSN, ackreq=True) + reth(0, 0xDEADBEEF, 0))
+    a = acks(w.collect(1.5))
+    ok(a == [(MY_PSN, 0x62)], "zero-length WRITE to a QP without remote write: NAK remote access (got %s)" %
+       [(hex(p), hex(s) if s is not None else None) for p, s in a])
+
+
+def rc3(w, vqpn, vpsn):
     w.send(bth(0x0A, vqpn, MY_PSN, ackreq=True) + reth(0x1000, 0xDEADBEEF, 16) + bytes(16))
     a = acks(w.collect(1.5))
     ok(a == [(MY_PSN, 0x62)], "WRITE with an invalid rkey: NAK remote access (got %s)" %
        [(hex(p), hex(s) if s is not None else None) for p, s in a])
 
 
-def rc3(w, vqpn, vpsn):
+def rc4(w, vqpn, vpsn):
     w.send(bth(0x0C, vqpn, MY_PSN, ackreq=True) + reth(0, 0x12345678, 0x80000000))
     pk = w.collect(1.5)
     a = acks(pk)
@@ -233,7 +235,7 @@ def main():
     vqpn, vpsn, t = exchange(victim, port)
     print("victim QPN 0x%06x PSN 0x%06x" % (vqpn, vpsn), flush=True)
     time.sleep(0.5)  # the victim reaches RTS after answering
-    {"rc1": rc1, "rc2": rc2, "rc3": rc3, "ud": ud}[mode](w, vqpn, vpsn)
+    {"rc1": rc1, "rc2": rc2, "rc3": rc3, "rc4": rc4, "ud": ud}[mode](w, vqpn, vpsn)
     t.close()
     sys.exit(1 if fails else 0)
 
