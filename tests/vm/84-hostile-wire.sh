@@ -38,7 +38,7 @@ attack() { # attack MODE VICTIM_PROG ARGS...
 	if [ $rc -eq 0 ]; then ok "$mode: every crafted packet handled as specified"; else fail "$mode (exit $rc)"; fi
 	kill $vpid 2>/dev/null
 	wait $vpid 2>/dev/null
-	sed 's/^/    victim: /' /tmp/h.victim | tail -3
+	sed 's/^/    victim: /' /tmp/h.victim | grep -v address | tail -3
 }
 
 before=$(count_of sroce1 rx_pkts)
@@ -48,7 +48,7 @@ attack rc3 ibv_rc_pingpong -m 1024 -s 64 -n 2
 attack rc4 ibv_rc_pingpong -m 1024 -s 64 -n 2
 attack ud ibv_ud_pingpong -s 64 -n 2
 after=$(count_of sroce1 rx_pkts)
-check "the device received the crafted packets ($((after - before)))" test $((after - before)) -ge 20
+check "the device received the crafted packets ($((after - before)))" test $((after - before)) -ge 15
 sroce_counts sroce1 | grep '^rx_' | tr '\n' ' '
 log ""
 check "h1: no victim QP left alive" wait_until 20 counts_zero sroce1

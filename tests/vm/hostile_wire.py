@@ -72,10 +72,11 @@ class Wire:
     def send_raw(self, data):
         self.s.sendto(data, (self.victim, ROCE_PORT))
 
-    def collect(self, seconds):
-        """Every packet for our QPN within `seconds`: (opcode, psn, rest)."""
+    def collect(self, seconds, until=None):
+        """Every packet for our QPN within `seconds` (or until one
+        satisfies `until`): (opcode, psn, rest)."""
         out, end = [], time.time() + seconds
-        while True:
+        while not (until and out and until(out[-1])):
             left = end - time.time()
             if left <= 0:
                 return out
@@ -90,6 +91,7 @@ class Wire:
                 struct.unpack(">I", data[8:12])[0] & 0xFFFFFF
             if qpn == MY_QPN:
                 out.append((op, psn, data[12:]))
+        return out
 
     def count(self, name):
         with open(self.counts) as f:
@@ -172,15 +174,18 @@ def rc1(w, vqpn, vpsn):
     ok(a == [(psn, 0x60)], "PSN far out of window: one NAK PSN sequence error at the expected PSN "
        "(got %s)" % [(hex(p), hex(s) if s is not None else None) for p, s in a])
 
-    # A good SEND: ACKed, and the pingpong answers with its pong.
+    # A good SEND: ACKed, and the pingpong answers with its pong, which is
+    # ACKed at once (its QP retries every 67 ms, 7 times).
     w.send(bth(0x04, vqpn, psn, ackreq=True) + bytes(range(64)))
-    pk = w.collect(2.0)
+    pk = w.collect(2.0, until=lambda p: p[0] == 0x04)
+    pong = [p for p in pk if p[0] == 0x04]
+    if pong:
+        w.send(bth(0x11, vqpn, vpsn) + struct.pack(">I", 0x1F000001))
+    pk += w.collect(0.5)
     a = acks(pk)
     ok(any(p == psn and s is not None and s < 0x20 for p, s in a), "good SEND: ACKed (got %s)" % a)
-    pong = [p for p in pk if p[0] in (0x04, 0x05)]
     ok(len(pong) >= 1 and pong[0][1] == vpsn, "the victim's pong SEND arrived with its first PSN")
-    if pong:  # ACK it, as a peer would
-        w.send(bth(0x11, vqpn, vpsn) + struct.pack(">I", 0x1F000001))
+    ok(len([p for p in pk if p[0] == 0x04]) == 1, "the pong was not retransmitted once ACKed")
     psn += 1
 
     # A payload larger than the path MTU (1024) in one packet: invalid request.
