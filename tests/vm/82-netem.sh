@@ -70,6 +70,7 @@ pair() {
 		ok "$what ($(($(date +%s) - t0)) s): $(grep -E '^ok:|^ *[0-9]+ +[0-9]+ ' /tmp/n.client | tail -1 | tr -s ' ')"
 	else
 		fail "$what (server $rc1, client $rc2, $(($(date +%s) - t0)) s)"
+		grep -ihE 'error|fail|status' /tmp/n.server /tmp/n.client | head -6 | sed 's/^/    /'
 		sed 's/^/    server: /' /tmp/n.server | tail -8
 		sed 's/^/    client: /' /tmp/n.client | tail -8
 	fi
@@ -104,20 +105,21 @@ rx_drops() {
 }
 
 port=19500
-run_all() { # run_all LABEL: the four programs under the current qdisc
-	local l=$1
+read_opts=""
+run_all() { # run_all LABEL MAX_SIZE: the four programs under the current qdisc
+	local l=$1 max=$2
 	port=$((port + 1))
-	pair "$l: rping -V -C 30" rping -s -a 10.0.9.1 -p $port -C 30 -V -- \
-		rping -c -a 10.0.9.1 -p $port -C 30 -V
+	pair "$l: rping -V -C 20" rping -s -a 10.0.9.1 -p $port -C 20 -V -- \
+		rping -c -a 10.0.9.1 -p $port -C 20 -V
 	port=$((port + 1))
-	pair "$l: ib_read_bw 64 KiB" ib_read_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 -- \
-		ib_read_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 10 10.0.9.1
+	pair "$l: ib_read_bw 64 KiB" ib_read_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 $read_opts -- \
+		ib_read_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 10 $read_opts 10.0.9.1
 	port=$((port + 1))
 	pair "$l: ib_write_bw 64 KiB" ib_write_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 -- \
 		ib_write_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 10 10.0.9.1
 	port=$((port + 1))
-	pair "$l: sroce_integrity" "$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t 16 -w 100 -- \
-		"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 30 -S $port -t 16 -r 7 -w 100
+	pair "$l: sroce_integrity up to $max B" "$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t 16 -w 100 -- \
+		"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 24 -m $max -S $port -t 16 -r 7 -w 100
 }
 
 declare -A spec=(
@@ -136,7 +138,9 @@ for f in loss1 loss5 loss10 dup5 reorder25 corrupt1 mixed; do
 	tx0=$(($(count_of sroce1 tx_pkts) + $(count_of sroce2 tx_pkts)))
 	# shellcheck disable=SC2086
 	check "netem ${spec[$f]} on both ends" netem ${spec[$f]}
-	run_all "$f"
+	# Messages up to 1 MiB; 256 KiB where loss makes go-back-N slow.
+	case $f in loss5 | loss10 | mixed) max=262144 ;; *) max=1048576 ;; esac
+	run_all "$f" $max
 	st=$(tc -n h1 -s qdisc show dev veth-h1 | tr -s ' \n' ' ')
 	log "  h1 qdisc: ${st:0:200}"
 	case $f in
