@@ -112,7 +112,7 @@ run_all() { # run_all LABEL MAX_SIZE: the four programs under the current qdisc
 	pair "$l: rping -V -C 20" rping -s -a 10.0.9.1 -p $port -C 20 -V -- \
 		rping -c -a 10.0.9.1 -p $port -C 20 -V
 	port=$((port + 1))
-	pair "$l: ib_read_bw 64 KiB" ib_read_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 $read_opts -- \
+	pair "$l: ib_read_bw 64 KiB $read_opts" ib_read_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 $read_opts -- \
 		ib_read_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 10 $read_opts 10.0.9.1
 	port=$((port + 1))
 	pair "$l: ib_write_bw 64 KiB" ib_write_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 -- \
@@ -140,6 +140,10 @@ for f in loss1 loss5 loss10 dup5 reorder25 corrupt1 mixed; do
 	check "netem ${spec[$f]} on both ends" netem ${spec[$f]}
 	# Messages up to 1 MiB; 256 KiB where loss makes go-back-N slow.
 	case $f in loss5 | loss10 | mixed) max=262144 ;; *) max=1048576 ;; esac
+	# ib_read_bw keeps many 64 KiB READs outstanding; when a response packet
+	# is lost that storms (open bug, Documentation/status.md): the modes
+	# that lose packets run it with one READ outstanding (-o 1).
+	case $f in loss* | corrupt1 | mixed) read_opts="-o 1" ;; *) read_opts="" ;; esac
 	run_all "$f" $max
 	st=$(tc -n h1 -s qdisc show dev veth-h1 | tr -s ' \n' ' ')
 	log "  h1 qdisc: ${st:0:200}"
