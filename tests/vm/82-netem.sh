@@ -118,8 +118,8 @@ run_all() { # run_all LABEL MAX_SIZE: the four programs under the current qdisc
 	pair "$l: ib_write_bw 64 KiB" ib_write_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 -- \
 		ib_write_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 10 10.0.9.1
 	port=$((port + 1))
-	pair "$l: sroce_integrity up to $max B" "$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t 16 -w 100 -- \
-		"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 24 -m $max -S $port -t 16 -r 7 -w 100
+	pair "$l: sroce_integrity up to $max B" "$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t $ack_tmo -w 100 -- \
+		"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 24 -m $max -S $port -t $ack_tmo -r 7 -w 100
 }
 
 declare -A spec=(
@@ -144,6 +144,9 @@ for f in loss1 loss5 loss10 dup5 reorder25 corrupt1 mixed; do
 	# is lost that storms (open bug, Documentation/status.md): the modes
 	# that lose packets run it with one READ outstanding (-o 1).
 	case $f in loss* | corrupt1 | mixed) read_opts="-o 1" ;; *) read_opts="" ;; esac
+	# At loss 10% a SEND ran out of 7 retries with a 268 ms ACK timeout
+	# (-t 16) once, with another VM on the same cores: 1 s there (-t 18).
+	case $f in loss10) ack_tmo=18 ;; *) ack_tmo=16 ;; esac
 	run_all "$f" $max
 	st=$(tc -n h1 -s qdisc show dev veth-h1 | tr -s ' \n' ' ')
 	log "  h1 qdisc: ${st:0:200}"
