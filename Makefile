@@ -115,7 +115,9 @@ progs: $(patsubst $(TOP)/tests/progs/%.c,$(POBJ)/%,$(PSRC))
 $(POBJ)/%: $(TOP)/tests/progs/%.c $(UOBJ)/libsroce.so.1 $(wildcard $(TOP)/tests/progs/*.h)
 	@mkdir -p $(POBJ)
 	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -I$(TOP)/libuser/include -I$(TOP)/abi -o $@ $< \
-		-L$(UOBJ) -lsroce -libverbs
+		-L$(UOBJ) -lsroce -libverbs $(PLIBS)
+
+$(POBJ)/sroce_integrity: PLIBS := -lrdmacm
 
 # ---- host tests (core in user space, Catch2) --------------------------------
 host:

@@ -70,6 +70,28 @@ err_free:
 	return NULL;
 }
 
+/*
+ * ibv_create_qp_ex asking for nothing ibv_create_qp cannot give: a PD and
+ * at most an empty create_flags (pyverbs' tests pick that mask at random).
+ * The ibv_qp_ex builders and XRC come with their issues. The two init
+ * attribute structs share their leading fields, as libibverbs relies on.
+ */
+struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || (attr->comp_mask & ~known) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return sroce_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+}
+
 int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct ibv_modify_qp cmd;

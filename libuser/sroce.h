@@ -154,6 +154,7 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 
 /* qp.c */
 struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
 int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		   struct ibv_qp_init_attr *init);

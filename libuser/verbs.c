@@ -73,6 +73,7 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
+	.create_qp_ex = sroce_create_qp_ex,
 	.create_srq = sroce_create_srq,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dereg_mr = sroce_dereg_mr,

@@ -19,7 +19,8 @@ echo "setup: target kernel $kver"
 apt-get install -y -qq --no-install-recommends \
 	build-essential g++ make cmake pkg-config "linux-headers-$kver" \
 	qemu-system-x86 busybox-static cpio kmod \
-	rdma-core libibverbs-dev ibverbs-utils ibverbs-providers perftest rdmacm-utils \
+	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers perftest rdmacm-utils \
+	python3-pyverbs \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libpcap-dev catch2 tshark iproute2 \
 	clang libclang-rt-14-dev python3 \
 	binutils >/dev/null

@@ -332,6 +332,15 @@ struct sroce_core_counts {
 };
 void sroce_core_dev_counts(struct sroce_core_dev *dev, struct sroce_core_counts *c);
 
+/* Receive-path drops by reason, for tests (debugfs) until rdma statistic. */
+struct sroce_core_rx_counts {
+	unsigned long long packets;
+	unsigned long long bad_header;
+	unsigned long long icrc_errors;
+	unsigned long long bad_qpn;
+};
+void sroce_core_dev_rx_counts(struct sroce_core_dev *dev, struct sroce_core_rx_counts *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,8 +26,10 @@ static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 	struct sroce_dev *sdev = m->private;
 	struct sroce_glue_counts *g = &sdev->counts;
 	struct sroce_core_counts c = {};
+	struct sroce_core_rx_counts rx = {};
 
 	sroce_core_dev_counts(sdev->core, &c);
+	sroce_core_dev_rx_counts(sdev->core, &rx);
 	seq_printf(m, "qps %llu\n", c.qps);
 	seq_printf(m, "cqs %llu\n", c.cqs);
 	seq_printf(m, "srqs %llu\n", c.srqs);
@@ -42,6 +44,10 @@ static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 	seq_printf(m, "tx_errors %ld\n", atomic_long_read(&g->tx_errors));
 	seq_printf(m, "rx_pkts %ld\n", atomic_long_read(&g->rx_pkts));
 	seq_printf(m, "rx_short %ld\n", atomic_long_read(&g->rx_short));
+	seq_printf(m, "rx_core_pkts %llu\n", rx.packets);
+	seq_printf(m, "rx_bad_header %llu\n", rx.bad_header);
+	seq_printf(m, "rx_icrc_errors %llu\n", rx.icrc_errors);
+	seq_printf(m, "rx_bad_qpn %llu\n", rx.bad_qpn);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_counts);

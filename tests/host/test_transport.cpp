@@ -385,6 +385,13 @@ TEST_CASE("transport: hostile packets are dropped or NAKed and counted", "[trans
 		CHECK(rc.bad_header.load(ktl::MemoryOrder::relaxed) == 2);
 		CHECK(rc.bad_qpn.load(ktl::MemoryOrder::relaxed) == 1);
 		CHECK(rc.icrc_errors.load(ktl::MemoryOrder::relaxed) == 1);
+		// The same counts through the C API that debugfs prints.
+		sroce_core_rx_counts rx{};
+		sroce_core_dev_rx_counts(b.dev, &rx);
+		CHECK(rx.packets == 5); // the good WRITE and the four above
+		CHECK(rx.bad_header == 2);
+		CHECK(rx.bad_qpn == 1);
+		CHECK(rx.icrc_errors == 1);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 	}
 	SECTION("a PSN far out of the window: one sequence NAK, nothing written") {

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The transport on a faulty network: tc netem on both ends of the veth
+# between namespaces h1 and h2 (so both directions suffer), one fault at a
+# time (loss 1%, 5%, 10%, duplicate 5%, reorder 25%, corrupt 1%) and all of
+# them mixed. Under each: rping with data validation over rdma_cm,
+# ib_read_bw (64 KiB READs), ib_write_bw, and sroce_integrity (WRITE,
+# READ, SEND both ways and atomics of 1 B .. 1 MiB over several SGEs, every
+# byte and every atomic result checked on both sides). Corrupted packets
+# must be dropped (by the ICRC, or by UDP's checksum before it) and
+# recovered; nothing may be left alive afterwards.
+# vm-timeout: 900
+. "$(dirname "$0")/lib.sh"
+
+two_hosts 9 1500
+modprobe sroce
+modprobe rdma_ucm
+modprobe sch_netem
+ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1
+ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2
+check "h1's IPv4 GID" wait_until 10 gid_index sroce1 10.0.9.1
+check "h2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.9.2
+g1=$(gid_index sroce1 10.0.9.1)
+g2=$(gid_index sroce2 10.0.9.2)
+
+# stuck_dump: what the test programs still alive are blocked on.
+stuck_dump() {
+	local p
+	for p in $(pgrep -f 'rping|ib_read_bw|ib_write_bw|sroce_integrity'); do
+		log "    stuck: $p $(tr '\0' ' ' </proc/$p/cmdline) state $(awk '/^State/ { print $2 }' /proc/$p/status)"
+		sed 's/^/      /' /proc/$p/stack
+	done
+	sroce_counts sroce1 | tr '\n' ' '
+	log ""
+	dmesg | tail -15 | sed 's/^/    dmesg: /'
+}
+
+# pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0
+# within 150 s (a process that does not is dumped and killed).
+pair() {
+	local what=$1 spid cpid rc1 rc2 srv=() cli=() t0 i
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	t0=$(date +%s)
+	ip netns exec h1 "${srv[@]}" >/tmp/n.server 2>&1 &
+	spid=$!
+	# perftest's server listens on TCP first; rdma_cm listeners get a moment.
+	if [[ ${srv[0]} == ib_* ]]; then
+		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
+	else
+		sleep 1
+	fi
+	ip netns exec h2 "${cli[@]}" >/tmp/n.client 2>&1 &
+	cpid=$!
+	for i in $(seq 150); do
+		kill -0 $cpid 2>/dev/null || kill -0 $spid 2>/dev/null || break
+		sleep 1
+	done
+	if kill -0 $cpid 2>/dev/null || kill -0 $spid 2>/dev/null; then
+		log "  $what: still running after 150 s"
+		stuck_dump
+		kill -9 $spid $cpid 2>/dev/null
+	fi
+	wait $cpid
+	rc2=$?
+	wait $spid
+	rc1=$?
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
+		ok "$what ($(($(date +%s) - t0)) s): $(grep -E '^ok:|^ *[0-9]+ +[0-9]+ ' /tmp/n.client | tail -1 | tr -s ' ')"
+	else
+		fail "$what (server $rc1, client $rc2, $(($(date +%s) - t0)) s)"
+		grep -ihE 'error|fail|status' /tmp/n.server /tmp/n.client | head -6 | sed 's/^/    /'
+		sed 's/^/    server: /' /tmp/n.server | tail -8
+		sed 's/^/    client: /' /tmp/n.client | tail -8
+	fi
+}
+
+netem() { # netem SPEC...: the same netem qdisc on both ends ("" removes it)
+	local h
+	for h in 1 2; do
+		ip -n h$h link set veth-h$h up
+		tc -n h$h qdisc del dev veth-h$h root 2>/dev/null
+		[ $# -eq 0 ] || tc -n h$h qdisc add dev veth-h$h root netem "$@" || return 1
+	done
+}
+
+qdisc_stat() { # the netem qdisc's "dropped N" on both ends, summed
+	local h n=0 d
+	for h in 1 2; do
+		d=$(tc -n h$h -s qdisc show dev veth-h$h | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+		n=$((n + ${d:-0}))
+	done
+	echo $n
+}
+
+# Corrupted packets that reach the host are dropped by IP (header
+# checksum), by UDP (checksum) or by the ICRC; these sum all three.
+rx_drops() {
+	local ns=$1 dev=$2 icrc udp ip
+	icrc=$(count_of "$dev" rx_icrc_errors)
+	udp=$(ip netns exec "$ns" awk '/^Udp:/ { if (h) print $8; h = 1 }' /proc/net/snmp)
+	ip=$(ip netns exec "$ns" awk '/^Ip:/ { if (h) print $5; h = 1 }' /proc/net/snmp)
+	echo "$icrc $udp $ip"
+}
+
+port=19500
+read_opts=""
+run_all() { # run_all LABEL MAX_SIZE: the four programs under the current qdisc
+	local l=$1 max=$2
+	port=$((port + 1))
+	pair "$l: rping -V -C 20" rping -s -a 10.0.9.1 -p $port -C 20 -V -- \
+		rping -c -a 10.0.9.1 -p $port -C 20 -V
+	port=$((port + 1))
+	pair "$l: ib_read_bw 64 KiB $read_opts" ib_read_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 $read_opts -- \
+		ib_read_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 10 $read_opts 10.0.9.1
+	port=$((port + 1))
+	pair "$l: ib_write_bw 64 KiB" ib_write_bw -d sroce1 -x "$g1" -F -u 16 -p $port -s 65536 -n 10 -- \
+		ib_write_bw -d sroce2 -x "$g2" -F -u 16 -p $port -s 65536 -n 10 10.0.9.1
+	port=$((port + 1))
+	pair "$l: sroce_integrity up to $max B" "$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t $ack_tmo -w 100 -- \
+		"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 24 -m $max -S $port -t $ack_tmo -r 7 -w 100
+}
+
+declare -A spec=(
+	[loss1]="loss 1%"
+	[loss5]="loss 5%"
+	[loss10]="loss 10%"
+	[dup5]="duplicate 5%"
+	[reorder25]="reorder 25% 50% delay 1ms"
+	[corrupt1]="corrupt 1%"
+	[mixed]="loss 2% duplicate 2% corrupt 1% reorder 25% 50% delay 1ms"
+)
+for f in loss1 loss5 loss10 dup5 reorder25 corrupt1 mixed; do
+	log "-- netem ${spec[$f]}"
+	read -r icrc0 udp0 ip0 < <(rx_drops h1 sroce1)
+	read -r icrc0b udp0b ip0b < <(rx_drops h2 sroce2)
+	tx0=$(($(count_of sroce1 tx_pkts) + $(count_of sroce2 tx_pkts)))
+	# shellcheck disable=SC2086
+	check "netem ${spec[$f]} on both ends" netem ${spec[$f]}
+	# Messages up to 1 MiB; 256 KiB where loss makes go-back-N slow.
+	case $f in loss5 | loss10 | mixed) max=262144 ;; *) max=1048576 ;; esac
+	# ib_read_bw keeps many 64 KiB READs outstanding; when a response packet
+	# is lost that storms (open bug, Documentation/status.md): the modes
+	# that lose packets run it with one READ outstanding (-o 1).
+	case $f in loss* | corrupt1 | mixed) read_opts="-o 1" ;; *) read_opts="" ;; esac
+	# At loss 10% a SEND ran out of 7 retries with a 268 ms ACK timeout
+	# (-t 16) once, with another VM on the same cores: 1 s there (-t 18).
+	case $f in loss10) ack_tmo=18 ;; *) ack_tmo=16 ;; esac
+	run_all "$f" $max
+	st=$(tc -n h1 -s qdisc show dev veth-h1 | tr -s ' \n' ' ')
+	log "  h1 qdisc: ${st:0:200}"
+	case $f in
+	loss*) check "$f: netem dropped packets" test "$(qdisc_stat)" -gt 0 ;;
+	corrupt1 | mixed)
+		read -r icrc1 udp1 ip1 < <(rx_drops h1 sroce1)
+		read -r icrc1b udp1b ip1b < <(rx_drops h2 sroce2)
+		d_icrc=$((icrc1 - icrc0 + icrc1b - icrc0b))
+		d_udp=$((udp1 - udp0 + udp1b - udp0b))
+		d_ip=$((ip1 - ip0 + ip1b - ip0b))
+		log "  corrupted packets dropped: ICRC $d_icrc, UDP checksum $d_udp, IP header $d_ip"
+		check "$f: corrupted packets were dropped" test $((d_icrc + d_udp + d_ip)) -gt 0
+		;;
+	esac
+	tx1=$(($(count_of sroce1 tx_pkts) + $(count_of sroce2 tx_pkts)))
+	log "  sroce packets sent under ${spec[$f]}: $((tx1 - tx0))"
+	netem
+	check "$f: h1 nothing left alive" wait_until 30 counts_zero sroce1
+	check "$f: h2 nothing left alive" wait_until 30 counts_zero sroce2
+done
+
+check "no sroce warning in the kernel log" sh -c "! dmesg | grep -iE 'sroce.*(warn|bug)'"
+ip netns del h1
+ip netns del h2
+check "devices gone with their namespaces" wait_until 20 sh -c '! rdma link show | grep -q sroce'
+check "rmmod sroce" wait_until 20 rmmod sroce
+finish
