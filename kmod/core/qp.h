@@ -106,7 +106,6 @@ public:
 	// A packet addressed to this QP (rx.cpp has parsed and checked it).
 	void receive(const RxPacket &rx, sroce_env_batch *b);
 
-
 	ktl::ListNode table_node; // Device QP table collision chain
 
 private:
