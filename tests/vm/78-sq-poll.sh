@@ -51,7 +51,7 @@ traced() {
 	wait $spid
 	rc1=$?
 	writes=$(awk '$NF == "write" { print $4 }' /tmp/sq.strace)
-	total=$(awk '$NF == "total" { print $3 }' /tmp/sq.strace)
+	total=$(awk '$NF == "total" { print $4 }' /tmp/sq.strace)
 	writes=${writes:-0}
 	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
 		ok "$what: $ITERS posts, $writes write() calls, $total system calls in all"
@@ -63,7 +63,10 @@ traced() {
 	return 1
 }
 
-few_writes() { [ "$writes" -lt $((ITERS / 20)) ]; }
+# Seen: 45 (ib_write_bw) and 104 (ib_send_bw) write() calls for 3000 posts
+# with the poller, about 3015 without: the poller may doze when a TCG stall
+# keeps the client from posting for sq_idle_us, and the next post rings.
+few_writes() { [ "$writes" -lt $((ITERS / 10)) ]; }
 one_write_per_post() { [ "$writes" -ge $((ITERS * 9 / 10)) ]; }
 
 log "-- sq_poll on (default)"
