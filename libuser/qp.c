@@ -2,8 +2,9 @@
 /*
  * qp.c - queue pairs. Control is uverbs commands; post_send writes WQEs into
  * the mapped SQ, publishes them and rings the doorbell only when the kernel
- * asks for it (always, until there is an SQ poller); post_recv writes the
- * mapped RQ and never enters the kernel.
+ * asks for it (NEED_WAKEUP: its SQ poller sleeps, or the context is in
+ * doorbell mode); post_recv writes the mapped RQ and never enters the
+ * kernel.
  */
 #include <errno.h>
 #include <stdatomic.h>

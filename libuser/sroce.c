@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "infiniband/srocedv.h"
 #include "sroce.h"
 
 static const struct verbs_device_ops sroce_dev_ops;
@@ -72,6 +73,21 @@ static int sroce_map_ctx_page(struct sroce_context *ctx, int cmd_fd,
 	return 0;
 }
 
+/* Doorbell-only mode: SROCE_NO_SQ_POLL set to anything but "" or "0", or
+ * srocedv_open_device with SROCEDV_CONTEXT_FLAG_NO_SQ_POLL (private_data,
+ * checked there). */
+static uint32_t sroce_ucontext_req_flags(const void *private_data)
+{
+	const struct srocedv_context_attr *attr = private_data;
+	const char *env = getenv("SROCE_NO_SQ_POLL");
+
+	if (env && env[0] && strcmp(env, "0"))
+		return SROCE_UCTX_REQ_NO_SQ_POLL;
+	if (attr && (attr->flags & SROCEDV_CONTEXT_FLAG_NO_SQ_POLL))
+		return SROCE_UCTX_REQ_NO_SQ_POLL;
+	return 0;
+}
+
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						 void *private_data)
 {
@@ -91,6 +107,7 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev, int c
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx, RDMA_DRIVER_UNKNOWN);
 	if (!ctx)
 		return NULL;
+	cmd.drv.flags = sroce_ucontext_req_flags(private_data);
 
 	err = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv, sizeof(cmd), &resp.ibv, sizeof(resp));
 	if (err) {
@@ -123,8 +140,14 @@ fail:
 
 int sroce_is_sroce_context(struct ibv_context *ibctx)
 {
-	return verbs_get_device(ibctx->device)->ops == &sroce_dev_ops;
+	return sroce_is_sroce_device(ibctx->device);
 }
+
+int sroce_is_sroce_device(struct ibv_device *ibdev)
+{
+	return verbs_get_device(ibdev)->ops == &sroce_dev_ops;
+}
+
 
 /* Empty but present: libibverbs walks match_table without a NULL check
  * whenever a device reports a driver id (e.g. rxe), and match_device then

@@ -135,6 +135,7 @@ int sroce_post_one_recv(struct sroce_uring *r, uint32_t max_sge, const struct ib
 
 /* True if ibctx was opened by this provider. */
 int sroce_is_sroce_context(struct ibv_context *ibctx);
+int sroce_is_sroce_device(struct ibv_device *ibdev);
 
 /* sroce.c, verbs.c */
 void sroce_free_context(struct ibv_context *ibctx);

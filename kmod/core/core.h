@@ -50,6 +50,12 @@ struct sroce_core_dev_init {
 	unsigned char mac[6];
 	unsigned int netdev_mtu;
 	int netdev_up; /* running with carrier */
+	/* The SQ poller (Documentation/sq-poller.md): 0 = none, every post
+	 * rings the doorbell. sq_idle_us: polling without work before the
+	 * thread sleeps. poller_name: its thread's name (15 chars). */
+	int sq_poll;
+	unsigned int sq_idle_us;
+	char poller_name[16];
 };
 
 /* Device-wide limits; see param.h. */
@@ -102,6 +108,7 @@ unsigned long long sroce_core_guid_from_mac(const unsigned char mac[6]);
 
 /* Devices. */
 int sroce_core_dev_create(const struct sroce_core_dev_init *init, struct sroce_core_dev **out);
+/* Stops the device's threads, then drops the handle (process context). */
 void sroce_core_dev_destroy(struct sroce_core_dev *dev);
 void sroce_core_query_device(struct sroce_core_dev *dev, struct sroce_core_dev_attr *attr);
 void sroce_core_query_port(struct sroce_core_dev *dev, struct sroce_core_port_attr *attr);
@@ -114,8 +121,12 @@ enum sroce_core_port_event sroce_core_netdev_changed(struct sroce_core_dev *dev,
 int sroce_core_ucontext_create(struct sroce_core_dev *dev, const struct sroce_alloc_ucontext_req *req,
 			       unsigned long req_len, struct sroce_alloc_ucontext_resp *resp,
 			       struct sroce_core_ucontext **out);
+/* After this returns the core no longer writes the context page: the glue
+ * may then release it. */
 void sroce_core_ucontext_destroy(struct sroce_core_ucontext *uctx);
-/* Fills the context page (struct sroce_context_page) the glue maps. */
+/* Fills the context page (struct sroce_context_page) the glue maps; once,
+ * before it is mapped. The page must stay until sroce_core_ucontext_destroy:
+ * the SQ poller writes its NEED_WAKEUP flag. */
 void sroce_core_ucontext_fill_page(struct sroce_core_ucontext *uctx, void *page);
 
 /* Protection domains. */
@@ -207,6 +218,10 @@ struct sroce_core_qp_init {
 	unsigned int max_inline_data;
 	int sq_sig_all;
 	int user;
+	/* User QPs: their context. A context that polls (not
+	 * SROCE_UCTX_REQ_NO_SQ_POLL, sq_poll on) puts the QP on the device's
+	 * SQ poller. NULL for kernel QPs. */
+	struct sroce_core_ucontext *uctx;
 	void *sq_ring;
 	unsigned int sq_log_size;
 	unsigned int sq_stride;
@@ -340,6 +355,17 @@ struct sroce_core_rx_counts {
 	unsigned long long bad_qpn;
 };
 void sroce_core_dev_rx_counts(struct sroce_core_dev *dev, struct sroce_core_rx_counts *c);
+
+/* The SQ poller's counts (debugfs). */
+struct sroce_core_sq_poll_stats {
+	int running;                 /* the device has a poller thread */
+	int asleep;                  /* it sleeps: NEED_WAKEUP is set */
+	unsigned long long sleeps;   /* times it went to sleep */
+	unsigned long long wakeups;  /* doorbells that woke it */
+	unsigned long long drains;   /* SQ runs it started */
+	unsigned long long rechecks; /* sleeps the post-barrier re-check cancelled */
+};
+void sroce_core_dev_sq_poll(struct sroce_core_dev *dev, struct sroce_core_sq_poll_stats *s);
 
 #ifdef __cplusplus
 }

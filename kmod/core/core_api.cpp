@@ -32,8 +32,10 @@ int sroce_core_dev_create(const sroce_core_dev_init *init, sroce_core_dev **out)
 }
 
 void sroce_core_dev_destroy(sroce_core_dev *dev) {
-	if (dev)
-		from(dev)->unref();
+	if (!dev)
+		return;
+	from(dev)->shutdown();
+	from(dev)->unref();
 }
 
 void sroce_core_query_device(sroce_core_dev *dev, sroce_core_dev_attr *attr) { from(dev)->query(attr); }
@@ -51,8 +53,10 @@ int sroce_core_ucontext_create(sroce_core_dev *dev, const sroce_alloc_ucontext_r
 }
 
 void sroce_core_ucontext_destroy(sroce_core_ucontext *uctx) {
-	if (uctx)
-		from(uctx)->unref();
+	if (!uctx)
+		return;
+	from(uctx)->close();
+	from(uctx)->unref();
 }
 
 void sroce_core_ucontext_fill_page(sroce_core_ucontext *uctx, void *page) { from(uctx)->fill_page(page); }
@@ -94,6 +98,17 @@ void sroce_core_dev_rx_counts(sroce_core_dev *dev, sroce_core_rx_counts *c) {
 	c->bad_header = rc.bad_header.load(ktl::MemoryOrder::relaxed);
 	c->icrc_errors = rc.icrc_errors.load(ktl::MemoryOrder::relaxed);
 	c->bad_qpn = rc.bad_qpn.load(ktl::MemoryOrder::relaxed);
+}
+
+void sroce_core_dev_sq_poll(sroce_core_dev *dev, sroce_core_sq_poll_stats *s) {
+	SqPoller &p = from(dev)->sq_poller();
+	auto st = p.stats();
+	s->running = p.running();
+	s->asleep = p.asleep();
+	s->sleeps = st.sleeps;
+	s->wakeups = st.wakeups;
+	s->drains = st.drains;
+	s->rechecks = st.rechecks;
 }
 
 } // extern "C"

@@ -34,6 +34,12 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	node_guid_ = guid_from_mac(init.mac);
 	generation_ = sroce_env_now_ns();
 	port_.init(init.netdev_up, init.netdev_mtu);
+	if (init.sq_poll) {
+		char name[sizeof(init.poller_name)];
+		__builtin_memcpy(name, init.poller_name, sizeof(name));
+		name[sizeof(name) - 1] = 0;
+		TRY(sq_poller_.start(u64(init.sq_idle_us) * 1000, name[0] ? name : "sroce_sqpoll"));
+	}
 	return {};
 }
 

@@ -9,6 +9,7 @@
 #include "ktl/refptr.h"
 #include "object_table.h"
 #include "port.h"
+#include "sq_poller.h"
 
 namespace sroce {
 
@@ -83,6 +84,10 @@ public:
 	// The active IB MTU (enum ib_mtu) of the port.
 	u32 active_mtu();
 
+	SqPoller &sq_poller() { return sq_poller_; }
+	// Stops the device's threads (process context, before the last unref).
+	void shutdown() { sq_poller_.stop(); }
+
 	DeviceCounts &counts() { return counts_; }
 	RxCounters &rx_counters() { return rx_; }
 	void fill_counts(sroce_core_counts *c) const;
@@ -106,6 +111,7 @@ private:
 	ObjectTable<Ah> ahs_;
 	DeviceCounts counts_;
 	RxCounters rx_;
+	SqPoller sq_poller_;
 };
 
 } // namespace sroce

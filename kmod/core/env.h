@@ -128,6 +128,45 @@ void sroce_env_work_queue(struct sroce_env_work *w);
 void sroce_env_work_cancel(struct sroce_env_work *w); /* waits; process context */
 void sroce_env_work_destroy(struct sroce_env_work *w); /* cancels first */
 
+
+/* ---------------------------------------------------------------------- */
+/* Threads: the SQ poller (Documentation/sq-poller.md). The glue owns the
+ * thread (a kthread), the core owns its loop. The sleep protocol is the
+ * kernel's own:
+ *
+ *	sroce_env_thread_prepare_sleep(self);  // set_current_state(): a full
+ *	                                       // barrier follows the store
+ *	if (work or should_stop)
+ *		sroce_env_thread_cancel_sleep(self);
+ *	else
+ *		sroce_env_thread_sleep(self);
+ *
+ * A waker that publishes work and then calls sroce_env_thread_wake never
+ * loses the wake-up: a wake after prepare_sleep makes sleep return at once. */
+struct sroce_env_thread;
+typedef void (*sroce_env_thread_fn)(void *arg, struct sroce_env_thread *self);
+/* Starts fn(arg, self) on a new thread (may sleep; NULL on failure). fn
+ * returns once sroce_env_thread_should_stop says so. name is at most 15
+ * characters (the task's comm). The glue confines the thread to the CPUs
+ * the module parameter sq_poll_cpus allows. */
+struct sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *name);
+/* Makes should_stop true, wakes the thread, waits for fn to return and
+ * frees the thread. Process context; never from the thread itself. */
+void sroce_env_thread_stop(struct sroce_env_thread *t);
+/* Called by the thread itself. */
+int sroce_env_thread_should_stop(struct sroce_env_thread *self);
+void sroce_env_thread_prepare_sleep(struct sroce_env_thread *self);
+void sroce_env_thread_cancel_sleep(struct sroce_env_thread *self);
+void sroce_env_thread_sleep(struct sroce_env_thread *self);
+/* Busy-poll pause: lets the scheduler run others (cond_resched, cpu_relax). */
+void sroce_env_thread_relax(struct sroce_env_thread *self);
+/* Any context: wakes t if it sleeps or is about to (see above). */
+void sroce_env_thread_wake(struct sroce_env_thread *t);
+/* Runs fn(arg, b) in the calling thread (process context) with a fresh
+ * batch and flushes it afterwards: how a core thread sends. fn must not
+ * sleep. */
+void sroce_env_run_batched(sroce_env_callback fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

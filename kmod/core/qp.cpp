@@ -4,6 +4,7 @@
 #include "ktl/byteorder.h"
 #include "param.h"
 #include "qp_attr.h"
+#include "ucontext.h"
 
 namespace sroce {
 
@@ -94,6 +95,11 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	path_mtu_ = dev_->active_mtu();
 	if (type_ == ib::qpt_gsi)
 		qkey_ = param::gsi_qkey;
+	// Last: nothing below can fail, so a QP on the poller is complete.
+	if (user_ && in.uctx && reinterpret_cast<Ucontext *>(in.uctx)->sq_poll()) {
+		polled_ = true;
+		dev_->sq_poller().add(*this);
+	}
 	return {};
 }
 
@@ -110,6 +116,10 @@ Qp::~Qp() {
 }
 
 void Qp::destroy() {
+	// First: the glue frees the SQ ring once this returns, and the poller
+	// reads it only while the QP is on its list.
+	if (polled_)
+		dev_->sq_poller().remove(*this);
 	if (qpn_)
 		dev_->qps().remove(qpn_, this, qpn_ != param::gsi_qpn);
 	{
@@ -444,6 +454,27 @@ ktl::Result<void> Qp::post_recv(const sroce_wqe &wqe, const sroce_sge *sge) {
 }
 
 void Qp::doorbell(sroce_env_batch *b) {
+	{
+		ktl::Guard g(lock_);
+		requester_run_locked(b);
+	}
+	// The poster saw NEED_WAKEUP: the poller sleeps, or this context has
+	// not been polled yet. Wake it so that the next posts need no call.
+	if (polled_)
+		dev_->sq_poller().doorbell();
+}
+
+const SqPollOps Qp::poll_ops = {
+	[](SqPollTarget &t) { return static_cast<Qp &>(t).sq_.producer_peek(); },
+	[](SqPollTarget &t, sroce_env_batch *b) { static_cast<Qp &>(t).sq_poll_drain(b); },
+	[](SqPollTarget &t) { static_cast<Qp &>(t).ref(); },
+	[](SqPollTarget &t) { static_cast<Qp &>(t).unref(); },
+};
+
+// The poller saw the producer move: the doorbell's path, under the same
+// lock, so one QP's SQ is never drained twice at once. requester_run_locked
+// does nothing once destroy() has marked the QP dead (its ring may be gone).
+void Qp::sq_poll_drain(sroce_env_batch *b) {
 	ktl::Guard g(lock_);
 	requester_run_locked(b);
 }

@@ -16,6 +16,7 @@
 #include "param.h"
 #include "pd.h"
 #include "ring.h"
+#include "sq_poller.h"
 #include "srq.h"
 
 struct sroce_env_timer;
@@ -95,7 +96,7 @@ struct ReadAtomicRes {
 	u64 orig = 0;
 };
 
-class Qp : public ktl::RefCounted<Qp> {
+class Qp : public ktl::RefCounted<Qp>, public SqPollTarget {
 public:
 	static ktl::Result<ktl::RefPtr<Qp>> create(Device &dev, const sroce_core_qp_init &init);
 	void destroy();
@@ -121,7 +122,10 @@ private:
 	friend class ktl::RefCounted<Qp>;
 	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
 	template <typename T> friend void ktl::destroy(T *);
-	Qp(Device &dev) : dev_(&dev) {}
+	Qp(Device &dev) : SqPollTarget(poll_ops), dev_(&dev) {}
+	// The SQ poller (sq_poller.h): a user QP of a polled context.
+	static const SqPollOps poll_ops;
+	void sq_poll_drain(sroce_env_batch *b);
 	~Qp();
 	ktl::Result<void> init(const sroce_core_qp_init &init);
 
@@ -204,6 +208,7 @@ private:
 	u32 qpn_ = 0;
 	u32 type_ = 0;
 	bool user_ = false;
+	bool polled_ = false;        // on the device's SQ poller
 	bool sq_sig_all_ = false;
 	u16 sport_ = 0;
 

@@ -46,6 +46,12 @@ public:
 			return ktl::Error::from_errno(ktl::err::proto);
 		return prod;
 	}
+	// The producer index unvalidated, only to see whether it moved (the SQ
+	// poller's scan); whoever consumes reads it again with producer().
+	u32 producer_peek() const {
+		// Pairs with the poster's store_release of producer (WQ-P1).
+		return ktl::load_acquire(&hdr_->producer);
+	}
 	// Releases entries up to `consumed` to the poster.
 	void publish_consumer(u32 consumed) {
 		// Pairs with the poster's load_acquire of consumer before it reuses

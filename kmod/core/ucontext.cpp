@@ -27,9 +27,10 @@ ktl::Result<ktl::RefPtr<Ucontext>> Ucontext::create(Device &dev, const sroce_all
 	TRY(check_request(req, req_len));
 	if (!dev.counts().ucontexts.try_get(param::max_ucontext))
 		return Error::from_errno(err::mfile);
-	// No SQ poller exists yet: every context is in doorbell mode, and the
-	// response says so (caps bit clear).
-	auto uctx = ktl::make_ref<Ucontext>(ktl::AllocCtx::may_sleep, dev, false);
+	// Polled unless the device has no poller or the provider asked for
+	// doorbell mode; the response says which (SROCE_UCTX_CAP_SQ_POLL).
+	bool poll = dev.sq_poller().running() && !(req.flags & SROCE_UCTX_REQ_NO_SQ_POLL);
+	auto uctx = ktl::make_ref<Ucontext>(ktl::AllocCtx::may_sleep, dev, poll);
 	if (uctx.is_error()) {
 		dev.counts().ucontexts.put();
 		return uctx.error();
@@ -43,13 +44,25 @@ ktl::Result<ktl::RefPtr<Ucontext>> Ucontext::create(Device &dev, const sroce_all
 	return uctx;
 }
 
-void Ucontext::fill_page(void *mem) const {
+void Ucontext::fill_page(void *mem) {
 	auto *page = static_cast<sroce_context_page *>(mem);
 	page->magic = SROCE_CTX_PAGE_MAGIC;
 	page->abi_version = SROCE_ABI_VERSION;
 	page->device_generation = dev_->generation();
-	// Doorbell mode: the provider must always ring.
-	page->flags = sq_poll_ ? 0 : SROCE_CTX_NEED_WAKEUP;
+	// Every context starts by ringing. Without polling it always does; a
+	// polled one's first doorbell wakes the poller, which clears the flag.
+	page->flags = SROCE_CTX_NEED_WAKEUP;
+	if (sq_poll_ && !poll_ctx_.flags) {
+		poll_ctx_.flags = &page->flags;
+		dev_->sq_poller().add_ctx(poll_ctx_);
+	}
+}
+
+void Ucontext::close() {
+	if (!poll_ctx_.flags)
+		return;
+	dev_->sq_poller().remove_ctx(poll_ctx_);
+	poll_ctx_.flags = nullptr;
 }
 
 } // namespace sroce

@@ -12,7 +12,11 @@ class Ucontext : public ktl::RefCounted<Ucontext> {
 public:
 	static ktl::Result<ktl::RefPtr<Ucontext>> create(Device &dev, const sroce_alloc_ucontext_req &req,
 							 usize req_len, sroce_alloc_ucontext_resp *resp);
-	void fill_page(void *page) const;
+	// Fills the context page and, for a polled context, hands its
+	// NEED_WAKEUP word to the device's SQ poller.
+	void fill_page(void *page);
+	// Leaves the poller: the page is not written after this returns.
+	void close();
 	bool sq_poll() const { return sq_poll_; }
 
 	// Validates a request without side effects (exposed for tests).
@@ -23,10 +27,14 @@ private:
 	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
 	template <typename T> friend void ktl::destroy(T *);
 	Ucontext(Device &dev, bool sq_poll) : dev_(&dev), sq_poll_(sq_poll) {}
-	~Ucontext() { dev_->counts().ucontexts.put(); }
+	~Ucontext() {
+		close();
+		dev_->counts().ucontexts.put();
+	}
 
 	ktl::RefPtr<Device> dev_;
 	bool sq_poll_;
+	SqPollCtx poll_ctx_;
 };
 
 } // namespace sroce

@@ -52,6 +52,23 @@ static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_counts);
 
+/* The SQ poller of the device (Documentation/sq-poller.md). */
+static int sroce_dev_sq_poll_show(struct seq_file *m, void *unused)
+{
+	struct sroce_dev *sdev = m->private;
+	struct sroce_core_sq_poll_stats s = {};
+
+	sroce_core_dev_sq_poll(sdev->core, &s);
+	seq_printf(m, "running %d\n", s.running);
+	seq_printf(m, "asleep %d\n", s.asleep);
+	seq_printf(m, "sleeps %llu\n", s.sleeps);
+	seq_printf(m, "wakeups %llu\n", s.wakeups);
+	seq_printf(m, "drains %llu\n", s.drains);
+	seq_printf(m, "rechecks %llu\n", s.rechecks);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_dev_sq_poll);
+
 void sroce_debugfs_init(void)
 {
 	sroce_debugfs_root = debugfs_create_dir("sroce", NULL);
@@ -71,6 +88,7 @@ void sroce_debugfs_add_dev(struct sroce_dev *sdev)
 	sdev->debugfs = debugfs_create_dir(dev_name(&sdev->ibdev.dev), sroce_debugfs_root);
 	/* debugfs' proxy makes removal wait for a read in progress. */
 	debugfs_create_file("counts", 0444, sdev->debugfs, sdev, &sroce_dev_counts_fops);
+	debugfs_create_file("sq_poll", 0444, sdev->debugfs, sdev, &sroce_dev_sq_poll_fops);
 	sroce_selftest_add_dev(sdev);
 }
 

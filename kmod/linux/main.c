@@ -12,7 +12,21 @@
 
 bool sroce_ipv6 = true;
 module_param_named(ipv6, sroce_ipv6, bool, 0444);
-MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (default: Y)");
+MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (default: N)");
+
+/* The SQ poller (Documentation/sq-poller.md). Read when a device is
+ * created: a change applies to devices added afterwards. */
+bool sroce_sq_poll; /* off by default until the poller yields while it spins: Documentation/status.md */
+module_param_named(sq_poll, sroce_sq_poll, bool, 0644);
+MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call (default: N)");
+
+unsigned int sroce_sq_idle_us = 2000;
+module_param_named(sq_idle_us, sroce_sq_idle_us, uint, 0644);
+MODULE_PARM_DESC(sq_idle_us, "Microseconds an SQ poller polls without work before it sleeps (default: 2000)");
+
+char *sroce_sq_poll_cpus = "";
+module_param_named(sq_poll_cpus, sroce_sq_poll_cpus, charp, 0444);
+MODULE_PARM_DESC(sq_poll_cpus, "CPUs the SQ pollers may run on, as a cpulist such as 0-1,3 (default: any)");
 
 static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {

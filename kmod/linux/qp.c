@@ -110,6 +110,8 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	qi.max_inline_data = cap->max_inline_data;
 	qi.sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qi.user = qp->user;
+	if (udata)
+		qi.uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc)->core;
 	qi.sq_ring = qp->sq.vaddr;
 	qi.sq_log_size = qp->sq.log_size;
 	qi.sq_stride = qp->sq.stride;

@@ -160,8 +160,11 @@ static inline const struct sroce_sge *sroce_sges(const struct ib_sge *sg_list)
 	return (const struct sroce_sge *)sg_list;
 }
 
-/* main.c */
+/* main.c: module parameters */
 extern bool sroce_ipv6;
+extern bool sroce_sq_poll;
+extern unsigned int sroce_sq_idle_us;
+extern char *sroce_sq_poll_cpus;
 
 /* device.c */
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);

@@ -189,7 +189,11 @@ static int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata
 	return 0;
 
 err_entry:
+	/* The core (its SQ poller) stops writing the page before the entry
+	 * can free it. */
+	sroce_core_ucontext_destroy(uc->core);
 	rdma_user_mmap_entry_remove(uc->ctx_page);
+	return err;
 err_core:
 	sroce_core_ucontext_destroy(uc->core);
 	return err;
@@ -199,9 +203,10 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	struct sroce_ucontext *uc = container_of(ibuc, struct sroce_ucontext, ibuc);
 
-	/* The page itself lives until the last mapping of it is gone. */
-	rdma_user_mmap_entry_remove(uc->ctx_page);
+	/* The SQ poller stops writing the page first; the page itself then
+	 * lives until the last mapping of it is gone. */
 	sroce_core_ucontext_destroy(uc->core);
+	rdma_user_mmap_entry_remove(uc->ctx_page);
 }
 
 static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)

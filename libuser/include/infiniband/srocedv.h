@@ -43,6 +43,27 @@ enum srocedv_device_flags {
  */
 int srocedv_query_device(struct ibv_context *context, struct srocedv_device_attr *attr);
 
+enum srocedv_context_attr_flags {
+	/* No SQ polling for this context: every post rings the doorbell (a
+	 * system call), as with rxe. The environment variable
+	 * SROCE_NO_SQ_POLL=1 does the same for every context of a process. */
+	SROCEDV_CONTEXT_FLAG_NO_SQ_POLL = 1 << 0,
+};
+
+struct srocedv_context_attr {
+	uint64_t comp_mask;     /* none defined: must be 0 */
+	uint32_t flags;         /* enum srocedv_context_attr_flags */
+	uint32_t reserved;      /* must be 0 */
+};
+
+/*
+ * srocedv_open_device - ibv_open_device with sroce options. Returns the
+ * context, or NULL with errno set: EOPNOTSUPP if device is not a sroce
+ * device or attr asks for something unknown (comp_mask, flags), EINVAL for
+ * a NULL argument, or the error of opening the device.
+ */
+struct ibv_context *srocedv_open_device(struct ibv_device *device, struct srocedv_context_attr *attr);
+
 /* True if the device behind context is driven by sroce. */
 static inline bool srocedv_is_supported(struct ibv_context *context)
 {

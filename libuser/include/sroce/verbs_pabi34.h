@@ -387,6 +387,11 @@ SROCE_PABI_CMD(ibv_post_send, ib_uverbs_post_send);	/* POST_SEND */
 /* Register a provider; call once, from a constructor (see macro below). */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 
+/* ibv_open_device with private data handed to the provider's
+ * alloc_context (rdma-core v44.0 libibverbs/device.c, as mlx5dv_open_device
+ * uses it). */
+struct ibv_context *verbs_open_device(struct ibv_device *device, void *private_data);
+
 /*
  * calloc(alloc_size) a provider context and initialise the verbs_context
  * found context_offset bytes into it (the pointer value IS the offset).

@@ -1,0 +1,195 @@
+#include "sq_poller.h"
+#include "abi.h"
+#include "ktl/alloc.h"
+
+namespace sroce {
+
+SqPoller::~SqPoller() { stop(); }
+
+ktl::Result<void> SqPoller::start(u64 idle_ns, const char *name) {
+	if (!lock_ready_) {
+		TRY(lock_.init());
+		lock_ready_ = true;
+	}
+	idle_ns_ = idle_ns;
+	thread_ = sroce_env_thread_create(thread_main, this, name);
+	if (!thread_)
+		return ktl::Error::from_errno(ktl::err::nomem);
+	return {};
+}
+
+void SqPoller::stop() {
+	if (!thread_)
+		return;
+	sroce_env_thread_stop(thread_);
+	thread_ = nullptr;
+	ktl::Guard g(lock_);
+	// Contexts and QPs leave before their device goes.
+	KTL_WARN_ON(!targets_.empty() || !ctxs_.empty());
+}
+
+void SqPoller::add_ctx(SqPollCtx &c) {
+	ktl::Guard g(lock_);
+	ctxs_.push_back(c);
+}
+
+void SqPoller::remove_ctx(SqPollCtx &c) {
+	ktl::Guard g(lock_);
+	if (c.poll_node.linked())
+		ctxs_.remove(c);
+}
+
+void SqPoller::add(SqPollTarget &t) {
+	ktl::Guard g(lock_);
+	t.poll_seen = t.poll_ops_->producer(t);
+	targets_.push_back(t);
+}
+
+void SqPoller::remove(SqPollTarget &t) {
+	ktl::Guard g(lock_);
+	if (t.poll_node.linked())
+		targets_.remove(t);
+}
+
+void SqPoller::doorbell() {
+	// SQ-W2: the request is visible before the wake reads the thread's
+	// state; pairs with the barrier of sroce_env_thread_prepare_sleep
+	// (set_current_state) before the thread checks wake_req_.
+	if (!thread_)
+		return;
+	wake_req_.store(1, ktl::MemoryOrder::seq_cst);
+	if (asleep())
+		wakeups_.fetch_add(1, ktl::MemoryOrder::relaxed);
+	sroce_env_thread_wake(thread_);
+}
+
+SqPoller::Stats SqPoller::stats() const {
+	auto r = ktl::MemoryOrder::relaxed;
+	return {sleeps_.load(r), wakeups_.load(r), drains_.load(r), rechecks_.load(r)};
+}
+
+void SqPoller::set_need_wakeup_locked(bool on) {
+	ctxs_.for_each([on](SqPollCtx &c) {
+		// Only the poller writes the flag word once the context joined.
+		u32 f = ktl::load_relaxed(c.flags);
+		f = on ? (f | SROCE_CTX_NEED_WAKEUP) : (f & ~u32(SROCE_CTX_NEED_WAKEUP));
+		ktl::store_relaxed(c.flags, f);
+	});
+}
+
+void SqPoller::set_need_wakeup(bool on) {
+	ktl::Guard g(lock_);
+	set_need_wakeup_locked(on);
+}
+
+bool SqPoller::any_moved_locked() {
+	bool moved = false;
+	targets_.for_each([&moved](SqPollTarget &t) {
+		if (t.poll_ops_->producer(t) != t.poll_seen)
+			moved = true;
+	});
+	return moved;
+}
+
+namespace {
+struct DrainSet {
+	SqPollTarget **t;
+	usize n;
+};
+
+void drain_set(void *arg, sroce_env_batch *b) {
+	auto *s = static_cast<DrainSet *>(arg);
+	for (usize i = 0; i < s->n; i++)
+		s->t[i]->poll_ops_->drain(*s->t[i], b);
+}
+} // namespace
+
+bool SqPoller::poll_once() {
+	SqPollTarget *got[batch_max];
+	usize n = 0;
+	{
+		ktl::Guard g(lock_);
+		targets_.for_each([&](SqPollTarget &t) {
+			if (n == batch_max)
+				return;
+			u32 p = t.poll_ops_->producer(t);
+			if (p == t.poll_seen)
+				return;
+			t.poll_seen = p;
+			t.poll_ops_->get(t);
+			got[n++] = &t;
+		});
+		// Drained targets go to the back: with more than batch_max busy
+		// QPs, every one is reached within a few scans.
+		for (usize i = 0; i < n; i++) {
+			targets_.remove(*got[i]);
+			targets_.push_back(*got[i]);
+		}
+	}
+	if (!n)
+		return false;
+	DrainSet s{got, n};
+	sroce_env_run_batched(drain_set, &s);
+	// After the flush: a last reference may free a QP, which may sleep.
+	for (usize i = 0; i < n; i++)
+		got[i]->poll_ops_->put(*got[i]);
+	drains_.fetch_add(n, ktl::MemoryOrder::relaxed);
+	return true;
+}
+
+void SqPoller::thread_main(void *arg, sroce_env_thread *self) { static_cast<SqPoller *>(arg)->run(self); }
+
+void SqPoller::run(sroce_env_thread *self) {
+	u64 last_work = sroce_env_now_ns();
+	while (!sroce_env_thread_should_stop(self)) {
+		if (wake_req_.exchange(0, ktl::MemoryOrder::acq_rel)) {
+			// A poster rang because it saw NEED_WAKEUP (a new context, or
+			// one that joined while we slept): polling resumes for all.
+			set_need_wakeup(false);
+			last_work = sroce_env_now_ns();
+		}
+		if (poll_once()) {
+			last_work = sroce_env_now_ns();
+			sroce_env_thread_relax(self);
+			continue;
+		}
+		if (sroce_env_now_ns() - last_work < idle_ns_) {
+			sroce_env_thread_relax(self);
+			continue;
+		}
+		// Idle for idle_ns: announce it, then look once more before
+		// sleeping. From prepare_sleep on, a doorbell's wake is not lost.
+		sroce_env_thread_prepare_sleep(self);
+		bool moved;
+		{
+			ktl::Guard g(lock_);
+			set_need_wakeup_locked(true);
+			// SQ-W1: the NEED_WAKEUP stores before the producer loads.
+			// Pairs with the provider's full barrier in sroce_doorbell
+			// (SQ-W1) between its producer store and its NEED_WAKEUP
+			// load: either we see its WQEs here, or it sees the flag and
+			// rings the doorbell.
+			ktl::full_barrier();
+			moved = any_moved_locked();
+		}
+		// SQ-W2 pair: a doorbell's wake_req_ store is seen here, or its
+		// wake comes after prepare_sleep and sleep returns at once.
+		if (moved || wake_req_.load(ktl::MemoryOrder::acquire) || sroce_env_thread_should_stop(self)) {
+			sroce_env_thread_cancel_sleep(self);
+			set_need_wakeup(false);
+			rechecks_.fetch_add(1, ktl::MemoryOrder::relaxed);
+			last_work = sroce_env_now_ns();
+			continue;
+		}
+		asleep_.store(1, ktl::MemoryOrder::release);
+		sleeps_.fetch_add(1, ktl::MemoryOrder::relaxed);
+		sroce_env_thread_sleep(self);
+		asleep_.store(0, ktl::MemoryOrder::release);
+		// Woken by a doorbell (handled at the top) or by stop.
+		last_work = sroce_env_now_ns();
+	}
+	// Stopped: posters ring, and their doorbells drain inline.
+	set_need_wakeup(true);
+}
+
+} // namespace sroce

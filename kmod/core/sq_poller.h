@@ -1,0 +1,125 @@
+// SqPoller: the per-device SQ poller (io_uring SQPOLL style). A thread
+// scans the send queues of the QPs of user contexts that asked for polling
+// and runs their send path when a producer index moved, so a post needs no
+// system call. After sq_idle_us without work it sets NEED_WAKEUP in the
+// context page of every polled context, issues a full barrier, re-checks
+// every SQ and only then sleeps; a doorbell wakes it again. The protocol is
+// described in Documentation/sq-poller.md.
+//
+// The logic is here and runs on env.h threads, so the host tests drive the
+// same code with real threads (tests/host/test_sq_poller.cpp).
+#pragma once
+#include "ktl/atomic.h"
+#include "ktl/list.h"
+#include "ktl/lock.h"
+#include "ktl/result.h"
+
+struct sroce_env_thread;
+struct sroce_env_batch;
+
+namespace sroce {
+
+class SqPollTarget;
+
+// How the poller reaches what it polls: a send queue (a Qp, or a test
+// double that derives from SqPollTarget too).
+struct SqPollOps {
+	// The SQ's producer index as the poster published it (a lockless
+	// load_acquire of the shared ring). Called only while the target is
+	// on the poller's list, under the poller's lock: the ring exists then.
+	u32 (*producer)(SqPollTarget &t);
+	// Runs the send path for what was posted, under the target's own
+	// serialization (the QP lock: the doorbell's path). In a batch, no
+	// poller lock held.
+	void (*drain)(SqPollTarget &t, sroce_env_batch *b);
+	// Keep the object alive between the scan and the drain.
+	void (*get)(SqPollTarget &t);
+	void (*put)(SqPollTarget &t);
+};
+
+class SqPollTarget {
+public:
+	ktl::ListNode poll_node;   // SqPoller::targets_
+	u32 poll_seen = 0;         // producer at the last drain; poller lock
+	const SqPollOps *const poll_ops_;
+
+protected:
+	explicit SqPollTarget(const SqPollOps &ops) : poll_ops_(&ops) {}
+	~SqPollTarget() = default;
+};
+
+// A polled user context: its NEED_WAKEUP flag word in the context page.
+struct SqPollCtx {
+	ktl::ListNode poll_node;          // SqPoller::ctxs_
+	volatile u32 *flags = nullptr;    // sroce_context_page.flags
+};
+
+class SqPoller {
+public:
+	SqPoller() = default;
+	~SqPoller();
+	SqPoller(const SqPoller &) = delete;
+	SqPoller &operator=(const SqPoller &) = delete;
+
+	// Starts the thread (may sleep). idle_ns: how long the thread polls
+	// without finding work before it sleeps.
+	ktl::Result<void> start(u64 idle_ns, const char *name);
+	// Stops and joins the thread (process context). Every context and
+	// target must have been removed.
+	void stop();
+	bool running() const { return thread_ != nullptr; }
+
+	// A polled context joins. Its page must already say NEED_WAKEUP (a
+	// context starts in doorbell mode: its first doorbell makes the poller
+	// clear the flag).
+	void add_ctx(SqPollCtx &c);
+	// After this returns the poller never writes c.flags again.
+	void remove_ctx(SqPollCtx &c);
+	void add(SqPollTarget &t);
+	// After this returns the poller never reads t's ring again; a drain
+	// already collected may still run (the target checks its own state).
+	void remove(SqPollTarget &t);
+
+	// A poster rang the doorbell (it saw NEED_WAKEUP): wake the thread,
+	// which clears the flag in every polled context and polls again.
+	void doorbell();
+
+	// For tests and debugfs.
+	struct Stats {
+		u64 sleeps;    // times the thread went to sleep
+		u64 wakeups;   // doorbells that found the thread asleep or dozing
+		u64 drains;    // targets drained because their producer moved
+		u64 rechecks;  // sleeps cancelled by the re-check after the barrier
+	};
+	Stats stats() const;
+	// True when the thread is asleep (NEED_WAKEUP set everywhere).
+	bool asleep() const { return asleep_.load(ktl::MemoryOrder::acquire) != 0; }
+
+private:
+	static void thread_main(void *arg, sroce_env_thread *self);
+	void run(sroce_env_thread *self);
+	// One scan: drains every target whose producer moved. True if any.
+	bool poll_once();
+	bool any_moved_locked();
+	void set_need_wakeup_locked(bool on);
+	void set_need_wakeup(bool on);
+
+	static constexpr usize batch_max = 32; // targets drained per scan
+
+	ktl::SpinLock lock_;
+	bool lock_ready_ = false;
+	// Guarded by lock_.
+	ktl::List<SqPollTarget, &SqPollTarget::poll_node> targets_;
+	ktl::List<SqPollCtx, &SqPollCtx::poll_node> ctxs_;
+
+	sroce_env_thread *thread_ = nullptr;
+	u64 idle_ns_ = 0;
+	ktl::Atomic<u32> wake_req_;  // a doorbell since the thread last looked
+	ktl::Atomic<u32> asleep_;
+	ktl::Atomic<u64> sleeps_;
+	ktl::Atomic<u64> wakeups_;
+	ktl::Atomic<u64> drains_;
+	ktl::Atomic<u64> rechecks_;
+};
+
+} // namespace sroce

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * thread.c - sroce_env_thread_* (core/env.h) over kthreads, for the SQ
+ * poller, and sroce_env_run_batched. The core owns the poller's loop and
+ * its sleep protocol; this file only maps each step onto the scheduler.
+ */
+#include <linux/cpumask.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+
+#include "sroce.h"
+
+struct sroce_env_thread {
+	struct task_struct *task;
+	sroce_env_thread_fn fn;
+	void *arg;
+};
+
+static int sroce_thread_main(void *data)
+{
+	struct sroce_env_thread *t = data;
+
+	/* Returns once kthread_should_stop(): kthread_stop is waiting. */
+	t->fn(t->arg, t);
+	return 0;
+}
+
+/* sq_poll_cpus: the CPUs the pollers may run on, a cpulist ("0-1,3");
+ * empty or unusable: any CPU. */
+static void sroce_thread_set_cpus(struct task_struct *task)
+{
+	cpumask_var_t mask;
+
+	if (!sroce_sq_poll_cpus || !sroce_sq_poll_cpus[0])
+		return;
+	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
+		return;
+	if (cpulist_parse(sroce_sq_poll_cpus, mask) ||
+	    !cpumask_intersects(mask, cpu_online_mask) || set_cpus_allowed_ptr(task, mask))
+		pr_warn_once("sroce: sq_poll_cpus=%s is not a usable cpulist; pollers run on any CPU\n",
+			     sroce_sq_poll_cpus);
+	free_cpumask_var(mask);
+}
+
+struct sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *name)
+{
+	struct sroce_env_thread *t = kzalloc(sizeof(*t), GFP_KERNEL);
+	struct task_struct *task;
+
+	if (!t)
+		return NULL;
+	t->fn = fn;
+	t->arg = arg;
+	task = kthread_create(sroce_thread_main, t, "%s", name);
+	if (IS_ERR(task)) {
+		kfree(t);
+		return NULL;
+	}
+	/* kthread_stop needs the task even if it were to exit early. */
+	get_task_struct(task);
+	t->task = task;
+	sroce_thread_set_cpus(task);
+	wake_up_process(task);
+	return t;
+}
+
+void sroce_env_thread_stop(struct sroce_env_thread *t)
+{
+	if (!t)
+		return;
+	kthread_stop(t->task);
+	put_task_struct(t->task);
+	kfree(t);
+}
+
+int sroce_env_thread_should_stop(struct sroce_env_thread *self)
+{
+	return kthread_should_stop();
+}
+
+void sroce_env_thread_prepare_sleep(struct sroce_env_thread *self)
+{
+	/* smp_store_mb: the state store is ordered before the checks that
+	 * follow (pairs with the barrier in try_to_wake_up). */
+	set_current_state(TASK_INTERRUPTIBLE);
+}
+
+void sroce_env_thread_cancel_sleep(struct sroce_env_thread *self)
+{
+	__set_current_state(TASK_RUNNING);
+}
+
+void sroce_env_thread_sleep(struct sroce_env_thread *self)
+{
+	schedule();
+	__set_current_state(TASK_RUNNING);
+}
+
+void sroce_env_thread_relax(struct sroce_env_thread *self)
+{
+	cond_resched();
+	cpu_relax();
+}
+
+void sroce_env_thread_wake(struct sroce_env_thread *t)
+{
+	if (t)
+		wake_up_process(t->task);
+}
+
+void sroce_env_run_batched(sroce_env_callback fn, void *arg)
+{
+	struct sroce_env_batch b;
+
+	sroce_batch_init(&b);
+	fn(arg, &b);
+	sroce_batch_flush(NULL, &b);
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The SQ poller (Documentation/sq-poller.md), between two namespaces:
+#  - with the poller on, strace -f -c of an ib_write_bw and an ib_send_bw
+#    client shows a small constant of write() calls, not one per post;
+#  - in doorbell mode (module parameter sq_poll=0, or SROCE_NO_SQ_POLL=1 for
+#    one process) the same traffic passes with about one write() per post;
+#  - bursts with idle gaps around sq_idle_us complete every WR in time;
+#  - an idle poller sleeps (S state, no CPU), and a process killed -9
+#    mid-burst leaves nothing behind: rdma link delete and rmmod succeed.
+# vm-timeout: 400
+. "$(dirname "$0")/lib.sh"
+
+ITERS=3000
+two_hosts 7 9000
+
+# up: sroce devices in h1 and h2 (module loaded with the given parameters).
+up() {
+	modprobe sroce "$@" || return 1
+	ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1 || return 1
+	ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2 || return 1
+	wait_until 10 gid_index sroce1 10.0.7.1 && wait_until 10 gid_index sroce2 10.0.7.2 || return 1
+	g1=$(gid_index sroce1 10.0.7.1)
+	g2=$(gid_index sroce2 10.0.7.2)
+}
+
+down() {
+	ip netns exec h1 rdma link delete sroce1 && ip netns exec h2 rdma link delete sroce2 &&
+		wait_until 20 rmmod sroce
+}
+
+poller_pid() { pgrep -x "sqpoll/veth-h$1"; }
+sq_poll_stat() { # sq_poll_stat IBDEV NAME
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	awk -v n="$2" '$1 == n { print $2 }' "/sys/kernel/debug/sroce/$1/sq_poll"
+}
+
+# traced NAME TOOL [ENV...]: TOOL's server in h1, its client in h2 under
+# strace -f -c; sets $writes (write() calls of the client) and $total.
+port=19700
+traced() {
+	local what=$1 tool=$2 spid rc1 rc2
+	shift 2
+	port=$((port + 1))
+	ip netns exec h1 timeout 120 $tool -d sroce1 -x "$g1" -F -u 18 -p $port -s 64 -n $ITERS \
+		>/tmp/sq.server 2>&1 &
+	spid=$!
+	wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
+	ip netns exec h2 env "$@" timeout 120 strace -f -c -o /tmp/sq.strace \
+		$tool -d sroce2 -x "$g2" -F -u 18 -p $port -s 64 -n $ITERS 10.0.7.1 >/tmp/sq.client 2>&1
+	rc2=$?
+	wait $spid
+	rc1=$?
+	writes=$(awk '$NF == "write" { print $4 }' /tmp/sq.strace)
+	total=$(awk '$NF == "total" { print $4 }' /tmp/sq.strace)
+	writes=${writes:-0}
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
+		ok "$what: $ITERS posts, $writes write() calls, $total system calls in all"
+		return 0
+	fi
+	fail "$what (server $rc1, client $rc2)"
+	sed 's/^/    server: /' /tmp/sq.server | tail -5
+	sed 's/^/    client: /' /tmp/sq.client | tail -5
+	return 1
+}
+
+# Seen: 45 (ib_write_bw) and 104 (ib_send_bw) write() calls for 3000 posts
+# with the poller, about 3015 without: the poller may doze when a TCG stall
+# keeps the client from posting for sq_idle_us, and the next post rings.
+few_writes() { [ "$writes" -lt $((ITERS / 10)) ]; }
+one_write_per_post() { [ "$writes" -ge $((ITERS * 9 / 10)) ]; }
+
+log "-- sq_poll=1 (off by default for now: Documentation/status.md)"
+check "modprobe sroce, two devices, by default without pollers" up
+check "sq_poll defaults to N" grep -qx N /sys/module/sroce/parameters/sq_poll
+check "no poller thread by default" sh -c "[ -z \"\$(pgrep -x sqpoll/veth-h1)\" ]"
+check "rdma link delete, rmmod" down
+check "modprobe sroce sq_poll=1, two devices" up sq_poll=1
+check "a poller thread per device" sh -c "[ -n \"\$(pgrep -x sqpoll/veth-h1)\" ] && [ -n \"\$(pgrep -x sqpoll/veth-h2)\" ]"
+out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
+check "srocedv_query_device: polling active" grep -qx "sq_poll 1" <<<"$out"
+check "srocedv_open_device(NO_SQ_POLL): doorbell mode" grep -qx "sq_poll_dv_off 0" <<<"$out"
+out=$(ip netns exec h2 env SROCE_NO_SQ_POLL=1 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
+check "SROCE_NO_SQ_POLL=1: doorbell mode" grep -qx "sq_poll 0" <<<"$out"
+for tool in ib_write_bw ib_send_bw; do
+	d0=$(sq_poll_stat sroce2 drains)
+	traced "$tool, poller on" $tool && check "$tool: far fewer write() than posts" few_writes
+	check "$tool: the poller drained the SQ" test "$(sq_poll_stat sroce2 drains)" -gt "$d0"
+done
+for tool in ib_write_bw ib_send_bw; do
+	traced "$tool, SROCE_NO_SQ_POLL=1" $tool SROCE_NO_SQ_POLL=1 &&
+		check "$tool, SROCE_NO_SQ_POLL=1: about one write() per post" one_write_per_post
+done
+
+# Bursts and idle gaps around sq_idle_us (2000 us): 0-6 ms between bursts.
+check "bursts with gaps of 0-6 ms (sq_idle_us 2000)" \
+	ip netns exec h1 timeout 120 "$PROGS/sroce_sqpoll" burst sroce1 600 6000
+s0=$(sq_poll_stat sroce1 sleeps)
+check "the poller slept between bursts" test "$s0" -gt 50
+
+# Idle: the threads sleep and use no CPU.
+pid=$(poller_pid 1)
+check "idle poller: asleep (debugfs)" wait_until 5 sh -c "[ \"\$(awk '\$1 == \"asleep\" { print \$2 }' /sys/kernel/debug/sroce/sroce1/sq_poll)\" = 1 ]"
+cpu() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
+c0=$(cpu)
+sleep 2
+c1=$(cpu)
+state=$(awk '{ print $3 }' "/proc/$pid/stat")
+check "idle poller: S state, no CPU in 2 s (utime+stime $c0 -> $c1 ticks, state $state)" \
+	test "$state" = S -a "$c1" = "$c0"
+
+# A process killed mid-burst.
+ip netns exec h1 "$PROGS/sroce_sqpoll" hold sroce1 >/tmp/sq.hold 2>&1 &
+hold=$!
+check "hold: posting" wait_until 20 grep -q holding /tmp/sq.hold
+sleep 2
+kill -9 $hold
+wait $hold 2>/dev/null
+check "killed mid-burst: its objects are gone" wait_until 20 counts_zero sroce1
+check "rdma link delete after the kill" ip netns exec h1 rdma link delete sroce1
+check "the device's poller thread is gone" wait_until 10 sh -c "! pgrep -x sqpoll/veth-h1"
+check "rdma link delete sroce2" ip netns exec h2 rdma link delete sroce2
+check "rmmod sroce" wait_until 20 rmmod sroce
+
+log "-- sq_poll=0"
+check "modprobe sroce sq_poll=0, two devices" up sq_poll=0
+check "no poller thread" sh -c "! pgrep sqpoll/"
+out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
+check "srocedv_query_device: polling off" grep -qx "sq_poll 0" <<<"$out"
+for tool in ib_write_bw ib_send_bw; do
+	traced "$tool, sq_poll=0" $tool && check "$tool, sq_poll=0: about one write() per post" one_write_per_post
+done
+check "bursts with sq_poll=0" ip netns exec h1 timeout 120 "$PROGS/sroce_sqpoll" burst sroce1 200 3000
+check "rdma link delete, rmmod" down
+
+log "-- sq_idle_us=200"
+check "modprobe sroce sq_poll=1 sq_idle_us=200 sq_poll_cpus=1" up sq_poll=1 sq_idle_us=200 sq_poll_cpus=1
+check "the pollers run on CPU 1 only" sh -c "grep -q 'Cpus_allowed_list:[[:space:]]*1\$' /proc/$(poller_pid 1)/status"
+check "bursts with gaps of 0-600 us (sq_idle_us 200)" \
+	ip netns exec h1 timeout 120 "$PROGS/sroce_sqpoll" burst sroce1 2000 600
+log "  poller: $(tr '\n' ' ' </sys/kernel/debug/sroce/sroce1/sq_poll)"
+check "rdma link delete, rmmod" down
+
+ip netns del h1
+ip netns del h2
+finish
