@@ -171,6 +171,35 @@ check "loss caused retransmissions" test "$dr" -gt 0
 check "rdma statistic retrans_pkts ($dr) == sroce-dump --flows retransmitted ($fr), bound 0" test "$dr" -eq "$fr"
 check "NAKs sent by n2 == NAKs received by n1 (the reverse path is lossless)" test "$dn" -eq "$dns"
 
+# For Documentation/observability.md: the capture around the first
+# retransmission, read by sroce-dump and by tshark, and the counters.
+log "  rdma statistic show link sroce3/1:"
+rdma statistic show link sroce3/1 | fold -w 100 | sed 's/^/    /'
+"$DUMP" -r "$work/loss.pcap" >"$work/loss.txt" 2>&1
+first=$(python3 -c '
+import json, sys
+nxt = {}
+for i, l in enumerate(open(sys.argv[1]), 1):
+    o = json.loads(l)
+    if o.get("src") != "10.0.77.1" or "psn" not in o:
+        continue
+    q, p = o["dest_qpn"], o["psn"]
+    if q in nxt and ((p - nxt[q]) & 0xffffff) >= 0x800000:
+        print(i)
+        break
+    nxt[q] = (p + 1) & 0xffffff
+' <("$DUMP" -r "$work/loss.pcap" --json))
+if [ -n "$first" ]; then
+	lo=$((first > 12 ? first - 12 : 1))
+	log "  sroce-dump -r loss.pcap, frames $lo..$((first + 3)) (first retransmission: frame $first):"
+	sed -n "${lo},$((first + 3))p" "$work/loss.txt" | sed 's/^/    /'
+	log "  tshark, same frames:"
+	tshark -r "$work/loss.pcap" -Y "frame.number >= $lo && frame.number <= $((first + 3))" -T fields \
+		-E separator=' ' -e frame.number -e ip.src -e infiniband.bth.opcode -e infiniband.bth.destqp \
+		-e infiniband.bth.psn -e infiniband.bth.ackreq -e infiniband.aeth.syndrome -e infiniband.aeth.msn \
+		-e infiniband.invariant.crc 2>/dev/null | sed 's/^/    /'
+fi
+
 ip netns del n1
 ip netns del n2
 ip netns del r
