@@ -20,12 +20,14 @@ work=$TOP/build/scratch/76-counters
 rm -rf "$work"
 mkdir -p "$work"
 
-# stat DEV NAME: one counter of `rdma statistic show link DEV/1`.
-stat() {
+# ctr DEV NAME: one counter of `rdma statistic show link DEV/1`.
+ctr() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' | awk -v n="$2" 'p == n { print; exit } { p = $0 }'
 }
 
 modprobe sroce
+modprobe sch_netem
+modprobe bridge
 two_hosts 76 1500
 ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1
 ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2
@@ -41,7 +43,7 @@ check "rdma statistic shows sroce's counters" grep -q "icrc_errors 0" "$work/sta
 # ---- 1. packets and bytes, both directions ----
 declare -A before
 for d in sroce1 sroce2; do
-	for n in tx_pkts tx_bytes rx_pkts rx_bytes retrans_pkts; do before[$d.$n]=$(stat $d $n); done
+	for n in tx_pkts tx_bytes rx_pkts rx_bytes retrans_pkts; do before[$d.$n]=$(ctr $d $n); done
 done
 ip netns exec h1 timeout 120 ibv_rc_pingpong -d sroce1 -g "$g1" -p 19761 -n 100 -s 3000 >"$work/pp1s.txt" 2>&1 &
 spid=$!
@@ -54,7 +56,7 @@ check "ibv_rc_pingpong 100 x 3000 B (server $rc1, client $rc2)" test $rc1 -eq 0 
 sleep 0.1 # ib_core caches hw stats for 10 ms
 declare -A delta
 for d in sroce1 sroce2; do
-	for n in tx_pkts tx_bytes rx_pkts rx_bytes retrans_pkts; do delta[$d.$n]=$(($(stat $d $n) - before[$d.$n])); done
+	for n in tx_pkts tx_bytes rx_pkts rx_bytes retrans_pkts; do delta[$d.$n]=$(($(ctr $d $n) - before[$d.$n])); done
 done
 log "  sroce1 sent ${delta[sroce1.tx_pkts]} packets / ${delta[sroce1.tx_bytes]} B, received ${delta[sroce1.rx_pkts]} / ${delta[sroce1.rx_bytes]} B"
 log "  sroce2 sent ${delta[sroce2.tx_pkts]} packets / ${delta[sroce2.tx_bytes]} B, received ${delta[sroce2.rx_pkts]} / ${delta[sroce2.rx_bytes]} B"
@@ -73,7 +75,7 @@ spid=$!
 wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :19762' | grep -q ."
 ip netns exec h2 timeout 120 ibv_rc_pingpong -d sroce2 -g "$g2" -p 19762 -n 100000 -s 64 10.0.76.1 >"$work/pp2c.txt" 2>&1 &
 cpid=$!
-wait_until 30 sh -c "rdma res show qp link sroce1 | grep -q 'state RTS'"
+wait_until 30 sh -c "rdma res show qp link sroce1 | grep -q 'type RC state RTS'"
 sleep 1
 rdma res show qp link sroce1 -dd >"$work/res-qp.txt" 2>&1
 rdma res show cq link sroce1 -dd >"$work/res-cq.txt" 2>&1
@@ -89,15 +91,15 @@ check "rdma res mr -dd: keys and length" grep -qE 'lkey 0x[0-9a-f]+ rkey 0x[0-9a
 check "rdma res pd lists sroce1's PDs" grep -q 'dev sroce1' "$work/res-pd.txt"
 
 # ---- 3. hostile packets, counted exactly ----
-ib0=$(stat sroce1 icrc_errors)
-q0=$(stat sroce1 rx_bad_qpn)
-h0=$(stat sroce1 rx_bad_header)
+ib0=$(ctr sroce1 icrc_errors)
+q0=$(ctr sroce1 rx_bad_qpn)
+h0=$(ctr sroce1 rx_bad_header)
 ip netns exec h2 python3 "$TOP/tests/vm/roce_inject.py" 10.0.76.2 10.0.76.1 0x11 5 badicrc
 ip netns exec h2 python3 "$TOP/tests/vm/roce_inject.py" 10.0.76.2 10.0.76.1 0xabcde 3 good
 sleep 0.5
-di=$(($(stat sroce1 icrc_errors) - ib0))
-dq=$(($(stat sroce1 rx_bad_qpn) - q0))
-dh=$(($(stat sroce1 rx_bad_header) - h0))
+di=$(($(ctr sroce1 icrc_errors) - ib0))
+dq=$(($(ctr sroce1 rx_bad_qpn) - q0))
+dh=$(($(ctr sroce1 rx_bad_header) - h0))
 check "5 bad-ICRC packets: icrc_errors +$di" test "$di" -eq 5
 check "3 packets to QPN 0xabcde: rx_bad_qpn +$dq" test "$dq" -eq 3
 check "none counted as a bad header (+$dh)" test "$dh" -eq 0
@@ -129,10 +131,10 @@ g3=$(gid_index sroce3 10.0.77.1)
 g4=$(gid_index sroce4 10.0.77.2)
 ip netns exec n1 ping -c 3 -i 0.2 -W 2 10.0.77.2 >/dev/null 2>&1 # ARP before the capture
 
-r0=$(stat sroce3 retrans_pkts)
-t0=$(stat sroce3 retrans_timeouts)
-n0=$(stat sroce3 nak_rcvd_psn_seq)
-ns0=$(stat sroce4 nak_sent_psn_seq)
+r0=$(ctr sroce3 retrans_pkts)
+t0=$(ctr sroce3 retrans_timeouts)
+n0=$(ctr sroce3 nak_rcvd_psn_seq)
+ns0=$(ctr sroce4 nak_sent_psn_seq)
 ip netns exec r "$DUMP" -i ra -w "$work/loss.pcap" 2>"$work/dump.err" &
 dpid=$!
 sleep 2
@@ -150,10 +152,10 @@ sleep 1
 kill -INT $dpid
 wait $dpid
 sleep 0.1
-dr=$(($(stat sroce3 retrans_pkts) - r0))
-dt=$(($(stat sroce3 retrans_timeouts) - t0))
-dn=$(($(stat sroce3 nak_rcvd_psn_seq) - n0))
-dns=$(($(stat sroce4 nak_sent_psn_seq) - ns0))
+dr=$(($(ctr sroce3 retrans_pkts) - r0))
+dt=$(($(ctr sroce3 retrans_timeouts) - t0))
+dn=$(($(ctr sroce3 nak_rcvd_psn_seq) - n0))
+dns=$(($(ctr sroce4 nak_sent_psn_seq) - ns0))
 "$DUMP" -r "$work/loss.pcap" --flows >"$work/flows.txt" 2>&1
 "$DUMP" -r "$work/loss.pcap" --flows --json >"$work/flows.json" 2>&1
 grep '^flow' "$work/flows.txt" | sed 's/^/    /'
