@@ -132,6 +132,7 @@ g4=$(gid_index sroce4 10.0.77.2)
 ip netns exec n1 ping -c 3 -i 0.2 -W 2 10.0.77.2 >/dev/null 2>&1 # ARP before the capture
 
 r0=$(ctr sroce3 retrans_pkts)
+r40=$(ctr sroce4 retrans_pkts)
 t0=$(ctr sroce3 retrans_timeouts)
 n0=$(ctr sroce3 nak_rcvd_psn_seq)
 ns0=$(ctr sroce4 nak_sent_psn_seq)
@@ -153,24 +154,33 @@ kill -INT $dpid
 wait $dpid
 sleep 0.1
 dr=$(($(ctr sroce3 retrans_pkts) - r0))
+dr4=$(($(ctr sroce4 retrans_pkts) - r40))
 dt=$(($(ctr sroce3 retrans_timeouts) - t0))
 dn=$(($(ctr sroce3 nak_rcvd_psn_seq) - n0))
 dns=$(($(ctr sroce4 nak_sent_psn_seq) - ns0))
 "$DUMP" -r "$work/loss.pcap" --flows >"$work/flows.txt" 2>&1
 "$DUMP" -r "$work/loss.pcap" --flows --json >"$work/flows.json" 2>&1
 grep '^flow' "$work/flows.txt" | sed 's/^/    /'
-fr=$(python3 -c '
+# flow_retrans SRC: PSNs retransmitted in the flows from SRC.
+flow_retrans() {
+	python3 -c '
 import json, sys
 n = 0
 for l in open(sys.argv[1]):
     o = json.loads(l)
-    if o.get("flow") and o["src"] == "10.0.77.1":
+    if o.get("flow") and o["src"] == sys.argv[2]:
         n += o["retransmitted"]
-print(n)' "$work/flows.json")
+print(n)' "$work/flows.json" "$1"
+}
+fr=$(flow_retrans 10.0.77.1)
+fr4=$(flow_retrans 10.0.77.2)
+log "  netem on rb: $(tc -n r -s qdisc show dev rb | grep -o 'dropped [0-9]*')"
 log "  sroce3: retrans_pkts +$dr, retrans_timeouts +$dt, nak_rcvd_psn_seq +$dn; sroce4 nak_sent_psn_seq +$dns"
 log "  sroce-dump --flows: $fr PSNs retransmitted in n1's flows"
 check "loss caused retransmissions" test "$dr" -gt 0
 check "rdma statistic retrans_pkts ($dr) == sroce-dump --flows retransmitted ($fr), bound 0" test "$dr" -eq "$fr"
+# n1's ACKs cross the lossy port too: n2 retransmits on timeouts.
+check "sroce4's retrans_pkts ($dr4) == --flows retransmitted from n2 ($fr4), bound 0" test "$dr4" -eq "$fr4"
 check "NAKs sent by n2 == NAKs received by n1 (the reverse path is lossless)" test "$dn" -eq "$dns"
 
 # For Documentation/observability.md: the capture around the first
