@@ -78,7 +78,7 @@ cpid=$!
 wait_until 30 sh -c "rdma res show qp link sroce1 | grep -q 'type RC state RTS'"
 sleep 1
 rdma res show qp link sroce1 -dd >"$work/res-qp.txt" 2>&1
-rdma res show cq link sroce1 -dd >"$work/res-cq.txt" 2>&1
+rdma res show cq dev sroce1 -dd >"$work/res-cq.txt" 2>&1
 rdma res show mr dev sroce1 -dd >"$work/res-mr.txt" 2>&1
 rdma res show pd dev sroce1 -dd >"$work/res-pd.txt" 2>&1
 kill $cpid $spid 2>/dev/null
