@@ -4,7 +4,7 @@
 #   make              build the module, the provider, test programs, host tests
 #   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
-#   make test-netem   the netem suite (tests/vm/slow), ~10 min
+#   make test-vm-slow the slow VM tests (tests/vm/slow: netem, counters), ~15 min
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make install      install sroce.ko and the provider on this host
 #
@@ -28,7 +28,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-netem test-pair test-slow demo install clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-pair test-slow demo install clean
 
 all: kmod user progs host dump
 
@@ -132,10 +132,10 @@ test-host: host
 test-vm: kmod user progs
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 
-# The netem suite (tests/vm/slow: loss, duplication, reordering and
-# corruption on the wire, ~10 min under TCG), not in the default suite.
-test-netem: kmod user progs
-	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER) $(TOP)/tests/vm/slow/82-netem.sh
+# The slow VM tests (tests/vm/slow: netem faults on the wire, counters
+# against captures; ~15 min under TCG), not in the default suite.
+test-vm-slow: kmod user progs
+	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER) $(wildcard $(TOP)/tests/vm/slow/[0-9]*.sh)
 
 # Two VMs on one virtual wire (scripts/vm-run --pair), one pair at a time.
 test-pair: kmod user progs

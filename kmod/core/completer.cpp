@@ -78,6 +78,7 @@ void Qp::on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b) {
 	if (a.is_rnr_nak()) {
 		if (rnr_retry_ != 7) { // 7: retry forever
 			if (rnr_left_ == 0) {
+				count(SROCE_CNT_RNR_RETRY_EXCEEDED);
 				fail_send_locked(w, ib::wc_rnr_retry_exc_err, b);
 				return;
 			}
@@ -133,14 +134,22 @@ bool Qp::place_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_ba
 
 void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
-	if (type_ != ib::qpt_rc || (state_ != ib::qps_rts && state_ != ib::qps_sqd))
+	if (type_ != ib::qpt_rc)
+		return;
+	bool nak = (pi.flags & ib::op_aeth) && !pi.hdr.aeth.is_ack() && !(pi.flags & (ib::op_read | ib::op_atomic));
+	if (nak) {
+		sroce_core_counter c = nak_counter(pi.hdr.aeth, false);
+		if (c != SROCE_CNT_MAX)
+			count(c);
+	}
+	if (state_ != ib::qps_rts && state_ != ib::qps_sqd)
 		return;
 	u32 psn = pi.hdr.bth.psn;
 	// Only PSNs between the oldest unacknowledged and the newest sent mean
 	// anything; the rest are duplicates or garbage.
 	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_) >= 0)
 		return;
-	if ((pi.flags & ib::op_aeth) && !pi.hdr.aeth.is_ack() && !(pi.flags & (ib::op_read | ib::op_atomic)))
+	if (nak)
 		on_nak_locked(pi, b);
 	else if (pi.flags & (ib::op_read | ib::op_atomic))
 		on_data_response_locked(rx, b);
@@ -227,7 +236,10 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 		requester_run_locked(b);
 		return;
 	}
+	count(SROCE_CNT_RETRANS_TIMEOUTS);
+	retrans_timeouts_++;
 	if (retries_left_ == 0) {
+		count(SROCE_CNT_RETRY_EXCEEDED);
 		fail_send_locked(swqe(sq_done_), ib::wc_retry_exc_err, b);
 		return;
 	}

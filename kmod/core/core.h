@@ -347,7 +347,7 @@ struct sroce_core_counts {
 };
 void sroce_core_dev_counts(struct sroce_core_dev *dev, struct sroce_core_counts *c);
 
-/* Receive-path drops by reason, for tests (debugfs) until rdma statistic. */
+/* Receive-path counts by reason (debugfs): a subset of the device counters. */
 struct sroce_core_rx_counts {
 	unsigned long long packets;
 	unsigned long long bad_header;
@@ -366,6 +366,91 @@ struct sroce_core_sq_poll_stats {
 	unsigned long long rechecks; /* sleeps the post-barrier re-check cancelled */
 };
 void sroce_core_dev_sq_poll(struct sroce_core_dev *dev, struct sroce_core_sq_poll_stats *s);
+
+/* ---------------------------------------------------------------------- */
+/* Device counters (rdma statistic show link), in this order. Packets and
+ * bytes count IP datagrams (IP header to ICRC) of UDP port 4791; rx counts
+ * every packet handed to sroce_core_rx, dropped or not. */
+enum sroce_core_counter {
+	SROCE_CNT_TX_PKTS,
+	SROCE_CNT_TX_BYTES,
+	SROCE_CNT_RX_PKTS,
+	SROCE_CNT_RX_BYTES,
+	SROCE_CNT_RETRANS_PKTS,       /* RC request packets sent again (PSN already sent) */
+	SROCE_CNT_RETRANS_TIMEOUTS,   /* retry timer expired with packets unacknowledged */
+	SROCE_CNT_RETRY_EXCEEDED,     /* WQEs failed with IB_WC_RETRY_EXC_ERR */
+	SROCE_CNT_RNR_RETRY_EXCEEDED, /* WQEs failed with IB_WC_RNR_RETRY_EXC_ERR */
+	SROCE_CNT_NAK_SENT_PSN_SEQ,   /* responder NAKs sent, by kind */
+	SROCE_CNT_NAK_SENT_RNR,
+	SROCE_CNT_NAK_SENT_REM_ACCESS,
+	SROCE_CNT_NAK_SENT_REM_OP,
+	SROCE_CNT_NAK_SENT_INV_REQ,
+	SROCE_CNT_NAK_RCVD_PSN_SEQ,   /* NAKs received by an RC requester, by kind */
+	SROCE_CNT_NAK_RCVD_RNR,
+	SROCE_CNT_NAK_RCVD_REM_ACCESS,
+	SROCE_CNT_NAK_RCVD_REM_OP,
+	SROCE_CNT_NAK_RCVD_INV_REQ,
+	SROCE_CNT_ICRC_ERRORS,        /* dropped: bad ICRC */
+	SROCE_CNT_OUT_OF_SEQ_REQ,     /* requests ahead of the expected PSN (RC: dropped, UC: gap) */
+	SROCE_CNT_DUPLICATE_REQ,      /* RC requests behind the expected PSN */
+	SROCE_CNT_RX_BAD_QPN,         /* dropped: no such QP, or the wrong transport for it */
+	SROCE_CNT_RX_BAD_HEADER,      /* dropped: IP/UDP/IB headers malformed or truncated */
+	SROCE_CNT_SQ_DOORBELLS,       /* user SQ doorbells (empty POST_SEND) */
+	SROCE_CNT_SQ_POLLER_WAKEUPS,  /* doorbells that woke a sleeping SQ poller */
+	SROCE_CNT_MAX
+};
+/* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */
+const char *sroce_core_counter_name(unsigned int id);
+/* Copies min(n, SROCE_CNT_MAX) values in enum order; returns how many. */
+unsigned int sroce_core_dev_read_counters(struct sroce_core_dev *dev, unsigned long long *values,
+					  unsigned int n);
+
+/* Resource views (rdma res show ... -dd): a snapshot of one object, taken
+ * under its lock. */
+struct sroce_core_qp_view {
+	unsigned int state;          /* enum ib_qp_state */
+	unsigned int type;           /* enum ib_qp_type */
+	unsigned int dest_qpn;
+	unsigned int sq_psn;         /* next PSN the requester sends */
+	unsigned int sq_unacked_psn; /* oldest PSN not acknowledged */
+	unsigned int rq_psn;         /* PSN the responder expects */
+	unsigned int msn;            /* messages the responder completed */
+	unsigned int sq_wqes;        /* WQEs fetched, not yet completed */
+	unsigned int rd_atomic_out;  /* outstanding READ/ATOMIC requests */
+	unsigned int rd_atomic_max;  /* max_rd_atomic */
+	unsigned int responses_pending; /* READ/ATOMIC requests the responder still answers */
+	unsigned int retries_left;   /* of retry_cnt */
+	unsigned int rnr_retries_left; /* of rnr_retry (7: forever) */
+	unsigned int retry_cnt;
+	unsigned int rnr_retry;
+	unsigned int timeout;        /* 4.096 us * 2^timeout */
+	unsigned int rnr_wait;       /* holding off after an RNR NAK */
+	unsigned int timer_armed;
+	unsigned long long retrans_pkts;
+	unsigned long long retrans_timeouts;
+};
+void sroce_core_qp_snapshot(struct sroce_core_qp *qp, struct sroce_core_qp_view *s);
+
+struct sroce_core_cq_view {
+	unsigned int entries;        /* ring slots */
+	unsigned int fill;           /* CQEs produced and not yet consumed */
+	unsigned int armed;          /* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
+	unsigned int error;          /* overflowed */
+	unsigned int user;
+};
+void sroce_core_cq_snapshot(struct sroce_core_cq *cq, struct sroce_core_cq_view *s);
+
+struct sroce_core_mr_view {
+	unsigned int lkey;
+	unsigned int rkey;
+	unsigned int access;         /* IB_ACCESS_* */
+	unsigned int page_shift;
+	unsigned long long iova;
+	unsigned long long length;
+	unsigned long long npages;
+	unsigned int dma;
+};
+void sroce_core_mr_snapshot(struct sroce_core_mr *mr, struct sroce_core_mr_view *s);
 
 #ifdef __cplusplus
 }

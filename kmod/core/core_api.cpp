@@ -93,11 +93,11 @@ unsigned int sroce_core_mr_rkey(const sroce_core_mr *mr) { return from(mr)->rkey
 void sroce_core_dev_counts(sroce_core_dev *dev, sroce_core_counts *c) { from(dev)->fill_counts(c); }
 
 void sroce_core_dev_rx_counts(sroce_core_dev *dev, sroce_core_rx_counts *c) {
-	sroce::RxCounters &rc = from(dev)->rx_counters();
-	c->packets = rc.packets.load(ktl::MemoryOrder::relaxed);
-	c->bad_header = rc.bad_header.load(ktl::MemoryOrder::relaxed);
-	c->icrc_errors = rc.icrc_errors.load(ktl::MemoryOrder::relaxed);
-	c->bad_qpn = rc.bad_qpn.load(ktl::MemoryOrder::relaxed);
+	sroce::DeviceCounters &dc = from(dev)->counters();
+	c->packets = dc.get(SROCE_CNT_RX_PKTS);
+	c->bad_header = dc.get(SROCE_CNT_RX_BAD_HEADER);
+	c->icrc_errors = dc.get(SROCE_CNT_ICRC_ERRORS);
+	c->bad_qpn = dc.get(SROCE_CNT_RX_BAD_QPN);
 }
 
 void sroce_core_dev_sq_poll(sroce_core_dev *dev, sroce_core_sq_poll_stats *s) {

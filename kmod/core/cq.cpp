@@ -173,4 +173,19 @@ void CompletionQueue::kill() {
 	armed_ = 0;
 }
 
+void CompletionQueue::snapshot(sroce_core_cq_view *s) {
+	ktl::Guard g(lock_);
+	*s = {};
+	s->entries = ring_.size();
+	u32 cons = kcons_;
+	if (user_) {
+		auto c = ring_.consumer(prod_);
+		cons = c.is_error() ? prod_ - ring_.size() : c.value(); // a corrupt index: show it full
+	}
+	s->fill = prod_ - cons;
+	s->armed = u32(armed_);
+	s->error = error_;
+	s->user = user_;
+}
+
 } // namespace sroce

@@ -25,6 +25,7 @@ public:
 	// A QP is going away: its pending CQEs in a kernel CQ no longer name it.
 	void forget_qp(void *qp_owner);
 	void kill(); // destroy: no more events for this CQ
+	void snapshot(sroce_core_cq_view *s);
 
 	Device &device() const { return *dev_; }
 

@@ -2,6 +2,7 @@
 // and the object tables. PDs and user contexts hold a reference on it.
 #pragma once
 #include "core.h"
+#include "counters.h"
 #include "id_alloc.h"
 #include "key_table.h"
 #include "ktl/atomic.h"
@@ -53,14 +54,6 @@ struct DeviceCounts {
 	ktl::Atomic<u64> pkts_in_flight;
 };
 
-// Receive-path drops, by reason (rdma statistic, issue 7, builds on these).
-struct RxCounters {
-	ktl::Atomic<u64> packets;
-	ktl::Atomic<u64> bad_header;
-	ktl::Atomic<u64> icrc_errors;
-	ktl::Atomic<u64> bad_qpn;
-};
-
 // Modified EUI-64 node GUID from the netdev MAC, big-endian.
 u64 guid_from_mac(const u8 mac[6]);
 
@@ -89,7 +82,7 @@ public:
 	void shutdown() { sq_poller_.stop(); }
 
 	DeviceCounts &counts() { return counts_; }
-	RxCounters &rx_counters() { return rx_; }
+	DeviceCounters &counters() { return counters_; }
 	void fill_counts(sroce_core_counts *c) const;
 
 private:
@@ -110,7 +103,7 @@ private:
 	ObjectTable<Qp> qps_;
 	ObjectTable<Ah> ahs_;
 	DeviceCounts counts_;
-	RxCounters rx_;
+	DeviceCounters counters_;
 	SqPoller sq_poller_;
 };
 

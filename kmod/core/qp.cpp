@@ -204,7 +204,7 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 	if (mask & ib::attr_min_rnr_timer)
 		min_rnr_timer_ = a.min_rnr_timer;
 	if (mask & ib::attr_sq_psn) {
-		psn_ = unacked_psn_ = a.sq_psn & ib::psn_mask;
+		psn_ = unacked_psn_ = psn_high_ = a.sq_psn & ib::psn_mask;
 	}
 	if (mask & ib::attr_max_dest_rd_atomic)
 		max_dest_rd_atomic_ = a.max_dest_rd_atomic;
@@ -454,6 +454,7 @@ ktl::Result<void> Qp::post_recv(const sroce_wqe &wqe, const sroce_sge *sge) {
 }
 
 void Qp::doorbell(sroce_env_batch *b) {
+	count(SROCE_CNT_SQ_DOORBELLS);
 	{
 		ktl::Guard g(lock_);
 		requester_run_locked(b);
@@ -477,6 +478,31 @@ const SqPollOps Qp::poll_ops = {
 void Qp::sq_poll_drain(sroce_env_batch *b) {
 	ktl::Guard g(lock_);
 	requester_run_locked(b);
+}
+
+void Qp::snapshot(sroce_core_qp_view *s) {
+	ktl::Guard g(lock_);
+	*s = {};
+	s->state = state_;
+	s->type = type_;
+	s->dest_qpn = dest_qpn_;
+	s->sq_psn = psn_;
+	s->sq_unacked_psn = unacked_psn_;
+	s->rq_psn = epsn_;
+	s->msn = msn_;
+	s->sq_wqes = sq_fetched_ - sq_done_;
+	s->rd_atomic_out = rd_atomic_out_;
+	s->rd_atomic_max = max_rd_atomic_;
+	s->responses_pending = res_next_ - res_send_;
+	s->retries_left = retries_left_;
+	s->rnr_retries_left = rnr_left_;
+	s->retry_cnt = retry_cnt_;
+	s->rnr_retry = rnr_retry_;
+	s->timeout = timeout_;
+	s->rnr_wait = rnr_wait_;
+	s->timer_armed = timer_armed_;
+	s->retrans_pkts = retrans_pkts_;
+	s->retrans_timeouts = retrans_timeouts_;
 }
 
 // ---- timer and work ----------------------------------------------------------

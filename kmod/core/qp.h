@@ -110,6 +110,7 @@ public:
 	void query(sroce_core_qp_attr *attr);
 
 	void doorbell(sroce_env_batch *b);
+	void snapshot(sroce_core_qp_view *s);
 	ktl::Result<void> post_send(const sroce_wqe &wqe, const sroce_sge *sge, const void *data, u32 inline_len);
 	ktl::Result<void> post_recv(const sroce_wqe &wqe, const sroce_sge *sge);
 
@@ -147,6 +148,7 @@ private:
 	static void on_timer(void *arg, sroce_env_batch *b);
 	static void on_work(void *arg, sroce_env_batch *b);
 	void kick_locked(); // more requester or responder work: run it from work
+	void count(sroce_core_counter id) { dev_->counters().inc(id); }
 	u32 res_slots() const { return ktl::max(max_dest_rd_atomic_, 1u); }
 
 	// ---- requester.cpp ----
@@ -257,6 +259,9 @@ private:
 	bool timer_armed_ = false;
 	bool sq_error_ = false;
 	u32 pkts_since_ack_req_ = 0;
+	u32 psn_high_ = 0;           // next PSN never sent: below it a send is a retransmission
+	u64 retrans_pkts_ = 0;       // per-QP counts for the resource view
+	u64 retrans_timeouts_ = 0;
 
 	// Receive queue (absent with an SRQ).
 	Ring rq_;

@@ -34,6 +34,9 @@ void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
 		return; // the requester's retry timer covers a lost ACK
 	Tx tx = t.release_value();
 	tx_finish(tx, path_, b);
+	sroce_core_counter c = nak_counter(h.aeth, true);
+	if (c != SROCE_CNT_MAX)
+		count(c);
 }
 
 // Invalid request, remote access and remote operational errors are fatal
@@ -494,6 +497,8 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 	u32 psn = pi.hdr.bth.psn;
 	s32 d = psn_diff(psn, epsn_);
 	if (type_ == ib::qpt_uc) {
+		if (d > 0)
+			count(SROCE_CNT_OUT_OF_SEQ_REQ);
 		if (d != 0) {
 			// A gap: the message in progress is lost (IBTA 9.8.3.2).
 			epsn_ = psn;
@@ -513,6 +518,7 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	}
 	if (d > 0) {
+		count(SROCE_CNT_OUT_OF_SEQ_REQ);
 		if (!nak_sent_) {
 			nak_sent_ = true;
 			send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), epsn_, b);
@@ -520,6 +526,7 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	}
 	if (d < 0) {
+		count(SROCE_CNT_DUPLICATE_REQ);
 		on_duplicate_locked(rx, b);
 		return;
 	}

@@ -19,19 +19,18 @@ bool transport_matches(ib::Transport t, u32 qp_type) {
 	default: return false;
 	}
 }
-
-void count(ktl::Atomic<u64> &c) { c.fetch_add(1, ktl::MemoryOrder::relaxed); }
 } // namespace
 
 void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
-	RxCounters &rc = dev.rx_counters();
+	DeviceCounters &rc = dev.counters();
 	unsigned int linear = 0, total = 0;
 	sroce_env_pkt_head(pkt, &linear, &total);
 	u8 hdr[max_hdr];
 	u32 n = ktl::min(total, max_hdr);
-	count(rc.packets);
+	rc.inc(SROCE_CNT_RX_PKTS);
+	rc.inc(SROCE_CNT_RX_BYTES, total);
 	if (sroce_env_pkt_read(pkt, 0, hdr, n)) {
-		count(rc.bad_header);
+		rc.inc(SROCE_CNT_RX_BAD_HEADER);
 		sroce_env_pkt_free(pkt);
 		return;
 	}
@@ -40,14 +39,14 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 	auto ip = ib::parse_ip_udp(ktl::Span<const u8>(hdr, n), total);
 	ktl::Span<const u8> ibh;
 	if (ip.is_error() || !ktl::Span<const u8>(hdr, n).subspan(ip.value().bth_offset, n - ip.value().bth_offset, &ibh)) {
-		count(rc.bad_header);
+		rc.inc(SROCE_CNT_RX_BAD_HEADER);
 		sroce_env_pkt_free(pkt);
 		return;
 	}
 	rx.ip = ip.value();
 	auto pi = ib::parse_ib(ibh, rx.ip.ib_len);
 	if (pi.is_error()) {
-		count(rc.bad_header);
+		rc.inc(SROCE_CNT_RX_BAD_HEADER);
 		sroce_env_pkt_free(pkt);
 		return;
 	}
@@ -60,13 +59,13 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 	u32 rest = rx.ip.ib_len - ib::len::bth - ib::len::icrc;
 	if (crc.is_error() || sroce_env_pkt_read(pkt, bth + rx.ip.ib_len - ib::len::icrc, stored, 4) ||
 	    ib::icrc_finish(sroce_env_pkt_crc32(pkt, bth + ib::len::bth, rest, crc.value())) != ib::icrc_load(stored)) {
-		count(rc.icrc_errors);
+		rc.inc(SROCE_CNT_ICRC_ERRORS);
 		sroce_env_pkt_free(pkt);
 		return;
 	}
 	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
 	if (!qp || !transport_matches(ib::opcode_info(rx.pi.hdr.bth.opcode).transport, qp->type())) {
-		count(rc.bad_qpn);
+		rc.inc(SROCE_CNT_RX_BAD_QPN);
 		sroce_env_pkt_free(pkt);
 		return;
 	}

@@ -177,6 +177,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &sroce_srq_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_qp_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_ah_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_stats_ops);
 
 	/* Claim the netdev before registering, so that two concurrent adds
 	 * cannot both succeed. */

@@ -66,6 +66,7 @@ static int __init sroce_init(void)
 	if (!sroce_dp_wq)
 		goto err_wq;
 	sroce_debugfs_init();
+	sroce_stats_init();
 	err = sroce_net_init();
 	if (err)
 		goto err_net;

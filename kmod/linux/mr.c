@@ -200,8 +200,14 @@ static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+static int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	return sroce_fill_res_mr_view(msg, to_smr(ibmr)->core);
+}
+
 const struct ib_device_ops sroce_mr_ops = {
 	.dereg_mr = sroce_dereg_mr,
+	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 	.get_dma_mr = sroce_get_dma_mr,
 	.reg_user_mr = sroce_reg_user_mr,
 };

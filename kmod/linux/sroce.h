@@ -199,6 +199,12 @@ extern const struct ib_device_ops sroce_mr_ops;
 int sroce_mr_init(void);
 void sroce_mr_exit(void);
 
+/* stats.c: hw counters and resource views; mr.c's fill_res_mr_entry
+ * formats its MR through sroce_fill_res_mr_view. */
+extern const struct ib_device_ops sroce_stats_ops;
+void sroce_stats_init(void);
+int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr);
+
 /* debugfs.c */
 void sroce_debugfs_init(void);
 void sroce_debugfs_exit(void);

@@ -1,0 +1,97 @@
+// Counter names, NAK kinds, and the C surface of the observability API
+// (counters and resource snapshots, core.h).
+#include "counters.h"
+#include "cq.h"
+#include "mr.h"
+#include "qp.h"
+
+namespace sroce {
+
+namespace {
+// Indexed by sroce_core_counter; the static_assert below keeps them in step.
+const char *const names[] = {
+	"tx_pkts",
+	"tx_bytes",
+	"rx_pkts",
+	"rx_bytes",
+	"retrans_pkts",
+	"retrans_timeouts",
+	"retry_exceeded",
+	"rnr_retry_exceeded",
+	"nak_sent_psn_seq",
+	"nak_sent_rnr",
+	"nak_sent_rem_access",
+	"nak_sent_rem_op",
+	"nak_sent_inv_req",
+	"nak_rcvd_psn_seq",
+	"nak_rcvd_rnr",
+	"nak_rcvd_rem_access",
+	"nak_rcvd_rem_op",
+	"nak_rcvd_inv_req",
+	"icrc_errors",
+	"out_of_seq_req",
+	"duplicate_req",
+	"rx_bad_qpn",
+	"rx_bad_header",
+	"sq_doorbells",
+	"sq_poller_wakeups",
+};
+static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
+} // namespace
+
+const char *counter_name(u32 id) { return id < SROCE_CNT_MAX ? names[id] : nullptr; }
+
+sroce_core_counter nak_counter(const ib::Aeth &a, bool sent) {
+	if (a.is_rnr_nak())
+		return sent ? SROCE_CNT_NAK_SENT_RNR : SROCE_CNT_NAK_RCVD_RNR;
+	if (!a.is_nak())
+		return SROCE_CNT_MAX;
+	switch (a.nak_code()) {
+	case ib::NakCode::psn_seq_err: return sent ? SROCE_CNT_NAK_SENT_PSN_SEQ : SROCE_CNT_NAK_RCVD_PSN_SEQ;
+	case ib::NakCode::invalid_request: return sent ? SROCE_CNT_NAK_SENT_INV_REQ : SROCE_CNT_NAK_RCVD_INV_REQ;
+	case ib::NakCode::remote_access: return sent ? SROCE_CNT_NAK_SENT_REM_ACCESS : SROCE_CNT_NAK_RCVD_REM_ACCESS;
+	case ib::NakCode::remote_op: return sent ? SROCE_CNT_NAK_SENT_REM_OP : SROCE_CNT_NAK_RCVD_REM_OP;
+	default: return SROCE_CNT_MAX;
+	}
+}
+
+} // namespace sroce
+
+using namespace sroce;
+
+extern "C" {
+
+const char *sroce_core_counter_name(unsigned int id) { return counter_name(id); }
+
+unsigned int sroce_core_dev_read_counters(sroce_core_dev *dev, unsigned long long *values, unsigned int n) {
+	static_assert(sizeof(unsigned long long) == sizeof(u64), "u64 values");
+	Device *d = reinterpret_cast<Device *>(dev);
+	unsigned int got = d->counters().read(reinterpret_cast<u64 *>(values), n);
+	// The poller keeps its own count of the doorbells that woke it.
+	if (got > SROCE_CNT_SQ_POLLER_WAKEUPS)
+		values[SROCE_CNT_SQ_POLLER_WAKEUPS] = d->sq_poller().stats().wakeups;
+	return got;
+}
+
+void sroce_core_qp_snapshot(sroce_core_qp *qp, sroce_core_qp_view *s) { reinterpret_cast<Qp *>(qp)->snapshot(s); }
+
+void sroce_core_cq_snapshot(sroce_core_cq *cq, sroce_core_cq_view *s) {
+	reinterpret_cast<CompletionQueue *>(cq)->snapshot(s);
+}
+
+void sroce_core_mr_snapshot(sroce_core_mr *mr, sroce_core_mr_view *s) {
+	const Mr *m = reinterpret_cast<const Mr *>(mr);
+	*s = {};
+	s->lkey = m->lkey();
+	s->rkey = m->rkey();
+	s->access = m->access();
+	s->dma = m->is_dma();
+	if (!s->dma) {
+		s->page_shift = m->page_shift();
+		s->iova = m->iova();
+		s->length = m->length();
+		s->npages = m->npages();
+	}
+}
+
+} // extern "C"

@@ -1,0 +1,33 @@
+// Device counters: one block per device, behind `rdma statistic show link`
+// (the glue copies them into ib_core's rdma_hw_stats). Relaxed atomics:
+// each counter is exact, a read of the block is not a consistent snapshot.
+#pragma once
+#include "core.h"
+#include "ktl/atomic.h"
+#include "packet.h"
+
+namespace sroce {
+
+class DeviceCounters {
+public:
+	void inc(sroce_core_counter id, u64 n = 1) { c_[id].fetch_add(n, ktl::MemoryOrder::relaxed); }
+	u64 get(sroce_core_counter id) const { return c_[id].load(ktl::MemoryOrder::relaxed); }
+	// Copies up to n values, in enum order; returns how many.
+	u32 read(u64 *out, u32 n) const {
+		u32 k = n < SROCE_CNT_MAX ? n : u32(SROCE_CNT_MAX);
+		for (u32 i = 0; i < k; i++)
+			out[i] = c_[i].load(ktl::MemoryOrder::relaxed);
+		return k;
+	}
+
+private:
+	ktl::Atomic<u64> c_[SROCE_CNT_MAX];
+};
+
+// The name ib_core shows for a counter (stable: scripts parse them).
+const char *counter_name(u32 id);
+// The NAK counter (sent or received) for an AETH; SROCE_CNT_MAX for an ACK
+// or a reserved NAK code.
+sroce_core_counter nak_counter(const ib::Aeth &a, bool sent);
+
+} // namespace sroce

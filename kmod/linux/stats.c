@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stats.c - observability glue: the core's device counters as ib_core hw
+ * stats (`rdma statistic show link`), and driver details of QPs, CQs and
+ * MRs for `rdma res show ... -dd`. The core snapshots; this only formats.
+ *
+ * ib_core 6.1 has no reset for hw stats (they are read-only in sysfs and
+ * netlink); `rdma statistic` users take differences. Per-QP counters via
+ * `rdma statistic qp` would need the rdma_counter binding ops
+ * (counter_bind_qp, counter_alloc_stats, counter_update_stats, ...) and a
+ * counter set per binding in the transport; the QP's own retransmission
+ * counts are shown in its resource view instead.
+ */
+#include <rdma/ib_verbs.h>
+#include <rdma/restrack.h>
+#include <uapi/rdma/rdma_netlink.h>
+
+#include "sroce.h"
+
+static struct rdma_stat_desc sroce_stat_descs[SROCE_CNT_MAX];
+
+/* Names come from the core (one list); called once at module load. */
+void sroce_stats_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SROCE_CNT_MAX; i++)
+		sroce_stat_descs[i].name = sroce_core_counter_name(i);
+}
+
+static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
+{
+	return rdma_alloc_hw_stats_struct(sroce_stat_descs, SROCE_CNT_MAX, RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats, u32 port, int index)
+{
+	unsigned long long v[SROCE_CNT_MAX];
+	unsigned int i, n;
+
+	if (!port || !stats)
+		return -EINVAL;
+	n = sroce_core_dev_read_counters(to_sdev(ibdev)->core, v, min_t(unsigned int, stats->num_counters,
+									SROCE_CNT_MAX));
+	for (i = 0; i < n; i++)
+		stats->value[i] = v[i];
+	return n;
+}
+
+#define PUT32(name, v)                                       \
+	do {                                                 \
+		if (rdma_nl_put_driver_u32(msg, name, v))    \
+			goto err;                            \
+	} while (0)
+#define PUT64(name, v)                                       \
+	do {                                                 \
+		if (rdma_nl_put_driver_u64(msg, name, v))    \
+			goto err;                            \
+	} while (0)
+
+static int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct sroce_core_qp_view v;
+	struct nlattr *nest;
+
+	sroce_core_qp_snapshot(to_sqp(ibqp)->core, &v);
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	PUT32("sq_psn", v.sq_psn);
+	PUT32("sq_unacked_psn", v.sq_unacked_psn);
+	PUT32("rq_psn", v.rq_psn);
+	PUT32("msn", v.msn);
+	PUT32("sq_wqes", v.sq_wqes);
+	PUT32("rd_atomic_out", v.rd_atomic_out);
+	PUT32("rd_atomic_max", v.rd_atomic_max);
+	PUT32("responses_pending", v.responses_pending);
+	PUT32("timeout", v.timeout);
+	PUT32("retry_cnt", v.retry_cnt);
+	PUT32("retries_left", v.retries_left);
+	PUT32("rnr_retry", v.rnr_retry);
+	PUT32("rnr_retries_left", v.rnr_retries_left);
+	PUT32("rnr_wait", v.rnr_wait);
+	PUT32("timer_armed", v.timer_armed);
+	PUT64("retrans_pkts", v.retrans_pkts);
+	PUT64("retrans_timeouts", v.retrans_timeouts);
+	nla_nest_end(msg, nest);
+	return 0;
+err:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
+}
+
+static int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct sroce_core_cq_view v;
+	struct nlattr *nest;
+
+	sroce_core_cq_snapshot(to_scq(ibcq)->core, &v);
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	PUT32("entries", v.entries);
+	PUT32("fill", v.fill);
+	PUT32("armed", v.armed);
+	PUT32("overflow", v.error);
+	PUT32("user", v.user);
+	nla_nest_end(msg, nest);
+	return 0;
+err:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
+}
+
+int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr)
+{
+	struct sroce_core_mr_view v;
+	struct nlattr *nest;
+
+	if (!mr)
+		return 0;
+	sroce_core_mr_snapshot(mr, &v);
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32_hex(msg, "lkey", v.lkey) || rdma_nl_put_driver_u32_hex(msg, "rkey", v.rkey) ||
+	    rdma_nl_put_driver_u32_hex(msg, "access", v.access))
+		goto err;
+	PUT32("dma", v.dma);
+	if (!v.dma) {
+		if (rdma_nl_put_driver_u64_hex(msg, "iova", v.iova))
+			goto err;
+		PUT64("length", v.length);
+		PUT64("npages", v.npages);
+		PUT32("page_shift", v.page_shift);
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+err:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
+}
+
+const struct ib_device_ops sroce_stats_ops = {
+	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
+	.get_hw_stats = sroce_get_hw_stats,
+	.fill_res_qp_entry = sroce_fill_res_qp_entry,
+	.fill_res_cq_entry = sroce_fill_res_cq_entry,
+};

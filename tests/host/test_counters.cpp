@@ -1,0 +1,299 @@
+// Device counters and resource views on the simulator: each counter moves
+// by exactly what the wire (the simulator's tap, which sees every packet
+// before the loss) shows.
+#include <catch2/catch.hpp>
+
+#include "ib_enums.h"
+#include "transport_fixture.h"
+
+#include <set>
+#include <string>
+
+#include "packet.h"
+
+using namespace tfx;
+namespace ib = sroce::ib;
+
+namespace {
+constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
+				    ib::access::remote_atomic;
+
+uint64_t iova_of(Node &n, Buffer &b) {
+	for (size_t i = 0; i < n.bufs.size(); i++)
+		if (n.bufs[i].get() == &b)
+			return 0x10000000ull + 0x100000ull * i;
+	return 0;
+}
+
+sroce_sge sge_of(Fixture &f, Node &n, Buffer &b, size_t off, unsigned int len) {
+	return sroce_sge{iova_of(n, b) + off, len, f.lkey(b)};
+}
+
+int32_t psn_diff(uint32_t a, uint32_t b) { return int32_t((a - b) << 8) >> 8; }
+
+struct Counters {
+	unsigned long long v[SROCE_CNT_MAX] = {};
+	unsigned long long operator[](sroce_core_counter c) const { return v[c]; }
+};
+
+Counters read(Node &n) {
+	Counters c;
+	REQUIRE(sroce_core_dev_read_counters(n.dev, c.v, SROCE_CNT_MAX) == SROCE_CNT_MAX);
+	return c;
+}
+
+// What a capture shows, per sending node: packets, bytes, and request PSNs
+// going backwards (sroce-dump --flows' "retransmitted": a PSN below the
+// highest one seen + 1), counted before the link drops anything.
+struct Wire {
+	uint64_t pkts[2] = {}, bytes[2] = {}, retrans[2] = {};
+	bool have_next[2] = {};
+	uint32_t next[2] = {};
+	void see(const sim::WirePacket &p) {
+		int s = p.from;
+		pkts[s]++;
+		bytes[s] += p.len;
+		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		REQUIRE(!ip.is_error());
+		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		REQUIRE(!pi.is_error());
+		if (pi.value().flags & ib::op_response)
+			return;
+		uint32_t psn = pi.value().hdr.bth.psn;
+		if (have_next[s] && psn_diff(psn, next[s]) < 0)
+			retrans[s]++;
+		else
+			next[s] = (psn + 1) & 0xffffff;
+		have_next[s] = true;
+	}
+};
+} // namespace
+
+TEST_CASE("counters: every counter has a distinct name", "[counters]") {
+	std::set<std::string> names;
+	for (unsigned int i = 0; i < SROCE_CNT_MAX; i++) {
+		REQUIRE(sroce_core_counter_name(i) != nullptr);
+		names.insert(sroce_core_counter_name(i));
+	}
+	CHECK(names.size() == SROCE_CNT_MAX);
+	CHECK(sroce_core_counter_name(SROCE_CNT_MAX) == nullptr);
+	CHECK(std::string(sroce_core_counter_name(SROCE_CNT_ICRC_ERRORS)) == "icrc_errors");
+}
+
+TEST_CASE("counters: packets and bytes match the wire in both directions", "[counters]") {
+	Fixture f(21);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Wire w;
+	f.sim().set_tap([&](const sim::WirePacket &p) { w.see(p); });
+	Buffer &src = f.buffer(a, 1 << 16, all_access);
+	Buffer &dst = f.buffer(b, 1 << 16, all_access);
+	for (int i = 0; i < 5; i++)
+		REQUIRE(f.post_recv(qb, i, {sge_of(f, b, dst, 0, 20000)}) == 0);
+	for (int i = 0; i < 5; i++)
+		REQUIRE(f.post_send(qa, wqe(i, ib::wr_send, 1), {sge_of(f, a, src, 0, 10000)}) == 0);
+	std::vector<sroce_cqe> ca, cb;
+	REQUIRE(f.wait_cqes(b, 5, cb));
+	REQUIRE(f.wait_cqes(a, 5, ca));
+	f.sim().run_for(1000000);
+	Counters A = read(a), B = read(b);
+	CHECK(w.pkts[0] >= 50); // 10 packets per 10000-byte SEND
+	CHECK(A[SROCE_CNT_TX_PKTS] == w.pkts[0]);
+	CHECK(A[SROCE_CNT_TX_BYTES] == w.bytes[0]);
+	CHECK(B[SROCE_CNT_RX_PKTS] == w.pkts[0]);
+	CHECK(B[SROCE_CNT_RX_BYTES] == w.bytes[0]);
+	CHECK(B[SROCE_CNT_TX_PKTS] == w.pkts[1]);
+	CHECK(A[SROCE_CNT_RX_PKTS] == w.pkts[1]);
+	CHECK(A[SROCE_CNT_RX_BYTES] == w.bytes[1]);
+	CHECK(A[SROCE_CNT_RETRANS_PKTS] == 0);
+	CHECK(B[SROCE_CNT_OUT_OF_SEQ_REQ] == 0);
+	CHECK(B[SROCE_CNT_NAK_SENT_PSN_SEQ] == 0);
+}
+
+TEST_CASE("counters: a lost packet is a NAK each way and retransmissions the wire shows", "[counters]") {
+	Fixture f(22);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024, 100, 200);
+	Wire w;
+	f.sim().set_tap([&](const sim::WirePacket &p) { w.see(p); });
+	int n = 0;
+	uint64_t dropped = 0;
+	// The 3rd request packet of a is lost, once.
+	f.sim().set_filter([&](const sim::WirePacket &p) {
+		if (p.from == 0 && ++n == 3) {
+			dropped++;
+			return false;
+		}
+		return true;
+	});
+	Buffer &src = f.buffer(a, 1 << 16, all_access);
+	Buffer &dst = f.buffer(b, 1 << 16, all_access);
+	auto wr = wqe(1, ib::wr_rdma_write, 1);
+	wr.rdma.remote_addr = iova_of(b, dst);
+	wr.rdma.rkey = f.lkey(dst);
+	REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 10 * 1024)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(std::memcmp(src.data, dst.data, 10 * 1024) == 0);
+	Counters A = read(a), B = read(b);
+	REQUIRE(dropped == 1);
+	// psn 102 lost: 103..109 arrive out of sequence, one NAK, 102..109 again.
+	CHECK(B[SROCE_CNT_OUT_OF_SEQ_REQ] == 7);
+	CHECK(B[SROCE_CNT_NAK_SENT_PSN_SEQ] == 1);
+	CHECK(A[SROCE_CNT_NAK_RCVD_PSN_SEQ] == 1);
+	CHECK(A[SROCE_CNT_RETRANS_PKTS] == 8);
+	CHECK(A[SROCE_CNT_RETRANS_PKTS] == w.retrans[0]);
+	CHECK(A[SROCE_CNT_RETRANS_TIMEOUTS] == 0);
+	CHECK(A[SROCE_CNT_TX_PKTS] == w.pkts[0]);
+	CHECK(B[SROCE_CNT_RX_PKTS] == w.pkts[0] - dropped);
+
+	sroce_core_qp_view v;
+	sroce_core_qp_snapshot(qa.qp, &v);
+	CHECK(v.state == ib::qps_rts);
+	CHECK(v.sq_psn == 110);
+	CHECK(v.sq_unacked_psn == 110);
+	CHECK(v.retrans_pkts == 8);
+	CHECK(v.sq_wqes == 0);
+	sroce_core_qp_snapshot(qb.qp, &v);
+	CHECK(v.rq_psn == 110);
+	CHECK(v.sq_psn == 200);
+	CHECK(v.msn == 1);
+}
+
+TEST_CASE("counters: a lost tail packet costs a timeout", "[counters]") {
+	Fixture f(23);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024, 0, 0, /*timeout*/ 10, /*retry*/ 3);
+	Wire w;
+	f.sim().set_tap([&](const sim::WirePacket &p) { w.see(p); });
+	int n = 0;
+	f.sim().set_filter([&](const sim::WirePacket &p) { return !(p.from == 0 && ++n == 1); });
+	Buffer &src = f.buffer(a, 4096, all_access);
+	Buffer &dst = f.buffer(b, 4096, all_access);
+	auto wr = wqe(1, ib::wr_rdma_write, 1);
+	wr.rdma.remote_addr = iova_of(b, dst);
+	wr.rdma.rkey = f.lkey(dst);
+	REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 100)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	Counters A = read(a), B = read(b);
+	CHECK(A[SROCE_CNT_RETRANS_TIMEOUTS] == 1);
+	CHECK(A[SROCE_CNT_RETRANS_PKTS] == 1);
+	CHECK(w.retrans[0] == 1);
+	CHECK(B[SROCE_CNT_NAK_SENT_PSN_SEQ] == 0);
+	sroce_core_qp_view v;
+	sroce_core_qp_snapshot(qa.qp, &v);
+	CHECK(v.retrans_timeouts == 1);
+	CHECK(v.retry_cnt == 3);
+	CHECK(v.retries_left == 3); // progress restored them
+}
+
+TEST_CASE("counters: every retry times out: retry_exceeded", "[counters]") {
+	Fixture f(24);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024, 0, 0, 10, 2);
+	f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != 0; });
+	Buffer &src = f.buffer(a, 4096, all_access);
+	Buffer &dst = f.buffer(b, 4096, all_access);
+	auto wr = wqe(1, ib::wr_rdma_write, 1);
+	wr.rdma.remote_addr = iova_of(b, dst);
+	wr.rdma.rkey = f.lkey(dst);
+	REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 100)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_retry_exc_err);
+	Counters A = read(a);
+	CHECK(A[SROCE_CNT_RETRANS_TIMEOUTS] == 3); // two retries, then the third expiry fails it
+	CHECK(A[SROCE_CNT_RETRANS_PKTS] == 2);
+	CHECK(A[SROCE_CNT_RETRY_EXCEEDED] == 1);
+}
+
+TEST_CASE("counters: duplicated requests and RNR NAKs", "[counters]") {
+	Fixture f(25);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &src = f.buffer(a, 4096, all_access);
+	Buffer &dst = f.buffer(b, 4096, all_access);
+	std::vector<sroce_cqe> ca, cb;
+	SECTION("every request delivered twice: each second copy is a duplicate") {
+		sim::LinkConfig c;
+		c.duplicate = 1.0;
+		f.sim().set_link(0, 1, c);
+		for (int i = 0; i < 4; i++) {
+			auto wr = wqe(i, ib::wr_rdma_write, 1);
+			wr.rdma.remote_addr = iova_of(b, dst);
+			wr.rdma.rkey = f.lkey(dst);
+			REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 64)}) == 0);
+		}
+		REQUIRE(f.wait_cqes(a, 4, ca));
+		f.sim().run_for(1000000);
+		Counters A = read(a), B = read(b);
+		CHECK(A[SROCE_CNT_TX_PKTS] == 4);
+		CHECK(B[SROCE_CNT_RX_PKTS] == 8);
+		CHECK(B[SROCE_CNT_DUPLICATE_REQ] == 4);
+		CHECK(A[SROCE_CNT_RETRANS_PKTS] == 0);
+	}
+	SECTION("a SEND before its receive: RNR NAKs, as many received as sent") {
+		REQUIRE(f.post_send(qa, wqe(1, ib::wr_send, 1), {sge_of(f, a, src, 0, 64)}) == 0);
+		f.sim().run_for(3000000); // a few RNR rounds (floor of the RNR wait)
+		REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 64)}) == 0);
+		REQUIRE(f.wait_cqes(b, 1, cb));
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		Counters A = read(a), B = read(b);
+		CHECK(B[SROCE_CNT_NAK_SENT_RNR] >= 1);
+		CHECK(A[SROCE_CNT_NAK_RCVD_RNR] == B[SROCE_CNT_NAK_SENT_RNR]);
+		CHECK(A[SROCE_CNT_RETRANS_PKTS] == B[SROCE_CNT_NAK_SENT_RNR]); // each RNR costs one resend
+	}
+}
+
+TEST_CASE("counters: remote access NAK, doorbells, CQ and MR views", "[counters]") {
+	Fixture f(26);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &src = f.buffer(a, 4096, all_access);
+	Buffer &ro = f.buffer(b, 4096, ib::access::local_write); // no remote rights
+	sroce_core_mr_view mv;
+	sroce_core_mr_snapshot(ro.mr, &mv);
+	CHECK(mv.lkey == f.lkey(ro));
+	CHECK(mv.rkey == f.lkey(ro));
+	CHECK(mv.length == 4096);
+	CHECK(mv.iova == iova_of(b, ro));
+	CHECK(mv.access == ib::access::local_write);
+	CHECK(mv.npages == 1);
+
+	f.sim().call([&](sroce_env_batch *bt) {
+		sroce_core_qp_doorbell(qa.qp, bt);
+		sroce_core_qp_doorbell(qa.qp, bt);
+	});
+	auto wr = wqe(1, ib::wr_rdma_write, 1);
+	wr.rdma.remote_addr = iova_of(b, ro);
+	wr.rdma.rkey = f.lkey(ro);
+	REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 64)}) == 0);
+	f.sim().run_for(5000000);
+	Counters A = read(a), B = read(b);
+	CHECK(A[SROCE_CNT_SQ_DOORBELLS] == 2);
+	CHECK(A[SROCE_CNT_SQ_POLLER_WAKEUPS] == 0);
+	CHECK(B[SROCE_CNT_NAK_SENT_REM_ACCESS] == 1);
+	CHECK(A[SROCE_CNT_NAK_RCVD_REM_ACCESS] == 1);
+
+	sroce_core_cq_view cv;
+	sroce_core_cq_snapshot(a.cq, &cv);
+	CHECK(cv.entries >= 1);
+	CHECK(cv.fill == 1); // the failed WRITE, not yet polled
+	sroce_core_qp_view v;
+	sroce_core_qp_snapshot(qa.qp, &v);
+	CHECK(v.state == ib::qps_err);
+	auto c = f.poll(a);
+	REQUIRE(c.size() == 1);
+	CHECK(c[0].status == ib::wc_rem_access_err);
+	sroce_core_cq_snapshot(a.cq, &cv);
+	CHECK(cv.fill == 0);
+}
