@@ -18,16 +18,7 @@ namespace {
 constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
 				    ib::access::remote_atomic;
 
-uint64_t iova_of(Node &n, Buffer &b) {
-	for (size_t i = 0; i < n.bufs.size(); i++)
-		if (n.bufs[i].get() == &b)
-			return 0x10000000ull + 0x100000ull * i;
-	return 0;
-}
 
-sroce_sge sge_of(Fixture &f, Node &n, Buffer &b, size_t off, unsigned int len) {
-	return sroce_sge{iova_of(n, b) + off, len, f.lkey(b)};
-}
 
 int32_t psn_diff(uint32_t a, uint32_t b) { return int32_t((a - b) << 8) >> 8; }
 

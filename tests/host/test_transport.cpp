@@ -22,17 +22,7 @@ sroce_sge sge(Fixture &f, Buffer &b, size_t off, unsigned int len) {
 	return sroce_sge{0x10000000ull + 0x100000ull * 0 + off, len, f.lkey(b)};
 }
 
-// The MR's iova (buffers are registered at 0x10000000 + 1 MiB * index).
-uint64_t iova_of(Node &n, Buffer &b) {
-	for (size_t i = 0; i < n.bufs.size(); i++)
-		if (n.bufs[i].get() == &b)
-			return 0x10000000ull + 0x100000ull * i;
-	return 0;
-}
 
-sroce_sge sge_of(Fixture &f, Node &n, Buffer &b, size_t off, unsigned int len) {
-	return sroce_sge{iova_of(n, b) + off, len, f.lkey(b)};
-}
 } // namespace
 
 TEST_CASE("transport: RC SEND of many sizes arrives intact", "[transport][rc]") {

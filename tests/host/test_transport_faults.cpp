@@ -39,12 +39,6 @@ struct Op {
 	uint64_t expect_orig;
 };
 
-uint64_t iova(Node &n, Buffer &b) {
-	for (size_t i = 0; i < n.bufs.size(); i++)
-		if (n.bufs[i].get() == &b)
-			return 0x10000000ull + 0x100000ull * i;
-	return 0;
-}
 
 size_t messages() {
 	const char *e = std::getenv("SROCE_FAULT_MESSAGES");
@@ -62,7 +56,7 @@ void run_workload(const sim::LinkConfig &link, uint64_t seed, size_t count) {
 	f.connect(qa, qb, ib::mtu_1024, 0xffff00, 0xffff00, 6, 7, 7, 8);
 	Buffer &la = f.buffer(a, slots * slot_size, all_access);
 	Buffer &rb = f.buffer(b, slots * slot_size + 8, all_access);
-	uint64_t la_va = iova(a, la), rb_va = iova(b, rb);
+	uint64_t la_va = iova_of(a, la), rb_va = iova_of(b, rb);
 	uint64_t counter_off = slots * slot_size;
 	std::memset(rb.data + counter_off, 0, 8);
 	uint64_t counter = 0;

@@ -12,12 +12,6 @@ namespace {
 constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
 				    ib::access::remote_atomic;
 
-uint64_t iova_of(Node &n, Buffer &b) {
-	for (size_t i = 0; i < n.bufs.size(); i++)
-		if (n.bufs[i].get() == &b)
-			return 0x10000000ull + 0x100000ull * i;
-	return 0;
-}
 
 void stream_reads(Fixture &f, unsigned int len, unsigned int total, unsigned int depth, unsigned int timeout) {
 	Node &a = f.node(0), &b = f.node(1);

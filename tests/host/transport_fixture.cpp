@@ -282,4 +282,15 @@ sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsign
 
 unsigned int Fixture::lkey(const Buffer &b) const { return sroce_core_mr_lkey(b.mr); }
 
+uint64_t iova_of(const Node &n, const Buffer &b) {
+	for (size_t i = 0; i < n.bufs.size(); i++)
+		if (n.bufs[i].get() == &b)
+			return 0x10000000ull + 0x100000ull * i;
+	return 0;
+}
+
+sroce_sge sge_of(Fixture &f, const Node &n, const Buffer &b, size_t off, unsigned int len) {
+	return sroce_sge{iova_of(n, b) + off, len, f.lkey(b)};
+}
+
 } // namespace tfx

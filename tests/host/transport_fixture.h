@@ -96,6 +96,12 @@ private:
 	std::vector<sroce_core_ah *> ahs_;
 };
 
+// A buffer's MR iova: buffers are registered at 0x10000000 + 1 MiB * their
+// index on the node.
+uint64_t iova_of(const Node &n, const Buffer &b);
+// One SGE over b[off, off + len).
+sroce_sge sge_of(Fixture &f, const Node &n, const Buffer &b, size_t off, unsigned int len);
+
 // A WQE builder.
 sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = 1);
 
