@@ -21,7 +21,7 @@ apt-get install -y -qq --no-install-recommends \
 	qemu-system-x86 busybox-static cpio kmod \
 	rdma-core libibverbs-dev ibverbs-utils ibverbs-providers perftest rdmacm-utils \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libpcap-dev catch2 tshark iproute2 \
-	clang libclang-rt-14-dev python3 \
+	clang libclang-rt-14-dev python3 gnuplot-nox zlib1g-dev \
 	binutils >/dev/null
 cache="$top/.cache/kernel/$kver"
 if [ ! -e "$cache/boot/vmlinuz-$kver" ]; then
