@@ -6,8 +6,8 @@
 #   scripts/bench.sh [--kernel VER] [--runs N] [--duration S] [--lat-iters N]
 #                    [--filter REGEX] [--out DIR] [--doc DIR]
 #
-# Defaults: 3 runs per figure, 5 s bandwidth runs, 500 latency exchanges;
-# about 30 min under TCG. --filter selects cases ("TEST BYTES QPS", extended
+# Defaults: 3 runs per figure, 4 s bandwidth runs, 300 latency exchanges;
+# about 25 min under TCG. --filter selects cases ("TEST BYTES QPS", extended
 # regex), for a quick look; the page then shows only those rows. The raw
 # perftest outputs stay in --out (default build/bench/last).
 #
@@ -16,7 +16,7 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 kernel=$(cat "$top/.cache/kver" 2>/dev/null || true)
-runs=3 duration=5 lat_iters=500 filter=. out=$top/build/bench/last doc=$top/Documentation
+runs=3 duration=4 lat_iters=300 filter=. out=$top/build/bench/last doc=$top/Documentation
 cmdline=${BENCH_COMMAND:-scripts/bench.sh $*}
 while [ $# -gt 0 ]; do
 	case $1 in
