@@ -151,7 +151,7 @@ demo: kmod user progs
 
 # Benchmarks, not part of `make test` (speed is measured, never asserted).
 # bench-host: the core's packet path against memcpy on this machine.
-# bench: that, then one VM with sroce and rdma_rxe side by side (~25 min
+# bench: that, then one VM with sroce and rdma_rxe side by side (~35 min
 # under TCG); writes Documentation/benchmarks.md and benchmarks.svg.
 # BENCH_ARGS passes options to scripts/bench.sh (--runs, --filter, ...);
 # VM_LOCK=FILE makes the VM wait for that lock.

@@ -152,12 +152,17 @@ def main():
     add(host.get("command", "make bench"))
     add("```")
     add("")
+    if host.get("filter", ".") != ".":
+        add(f"**Partial run:** only the cases matching `{host.get('filter')}` (`--filter`); run `make bench` for")
+        add("the whole table.")
+        add("")
     add("## Machine")
     add("")
     add(f"- Host: {host.get('nproc', '?')} CPUs, {host.get('cpu', '?')}; load average at the start "
         f"{host.get('load', '?')} (the build machine is shared with other jobs).")
     add(f"- Guest: one qemu VM, TCG (no KVM), `-cpu max -smp 2`, {machine.get('nproc', '?')} vCPUs "
         f"({machine.get('cpu', '?')}), kernel {machine.get('kernel', '?')}, perftest {machine.get('perftest', '?')}.")
+    add(f"- ksoftirqd: {machine.get('ksoftirqd', '?')}; server pinned to vCPU 0, client to vCPU 1.")
     add(f"- Active MTU: sroce {machine.get('mtu sroce1', '?')}, rxe {machine.get('mtu rxe1', '?')} "
         "(veth MTU 9000).")
     add(f"- Runs per figure: {host.get('runs', '?')}, interleaved (sroce, rxe, sroce, rxe, ...); bandwidth "
