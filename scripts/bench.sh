@@ -21,7 +21,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 kernel=$(cat "$top/.cache/kver" 2>/dev/null || true)
 runs=3 duration=4 lat_iters=300 filter=. ksoftirqd_rt=1 out=$top/build/bench/last doc=$top/Documentation
-cmdline=${BENCH_COMMAND:-scripts/bench.sh $*}
+cmdline=${BENCH_COMMAND:-scripts/bench.sh$(printf ' %q' "$@")}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
