@@ -85,6 +85,8 @@ addr[sroce]=10.0.8.1 addr[rxe]=10.0.9.1
 	# with the kernel's TSC calibration.
 	echo "tsc_mhz $(dmesg | sed -nE 's/.*tsc: Refined TSC clocksource calibration: ([0-9.]+) MHz.*/\1/p; s/.*tsc: Detected ([0-9.]+) MHz processor.*/\1/p' | tail -1)"
 	echo "perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
+	# The module's parameters as loaded (sq_poll and the like, once they exist).
+	echo "sroce_params $(for f in /sys/module/sroce/parameters/*; do [ -r "$f" ] && printf '%s=%s ' "${f##*/}" "$(cat "$f")"; done)"
 	for d in sroce1 rxe1; do
 		echo "mtu $d $(${ns1[${d%1}]} ibv_devinfo -d $d | awk '/active_mtu/ { print $2 }')"
 	done

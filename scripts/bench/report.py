@@ -162,6 +162,7 @@ def main():
         f"{host.get('load', '?')} (the build machine is shared with other jobs).")
     add(f"- Guest: one qemu VM, TCG (no KVM), `-cpu max -smp 2`, {machine.get('nproc', '?')} vCPUs "
         f"({machine.get('cpu', '?')}), kernel {machine.get('kernel', '?')}, perftest {machine.get('perftest', '?')}.")
+    add(f"- sroce module parameters: `{machine.get('sroce_params', '').strip() or '(none)'}`.")
     add(f"- ksoftirqd: {machine.get('ksoftirqd', '?')}; server pinned to vCPU 0, client to vCPU 1.")
     add(f"- Active MTU: sroce {machine.get('mtu sroce1', '?')}, rxe {machine.get('mtu rxe1', '?')} "
         "(veth MTU 9000).")
