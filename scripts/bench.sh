@@ -65,9 +65,10 @@ lock=()
 [ -n "${VM_LOCK:-}" ] && lock=(flock "$VM_LOCK")
 kargs=()
 [ -n "$kernel" ] && kargs=(--kernel "$kernel")
+# The guest can write only under vm-run's --out: the results go there too.
 echo "bench: one VM, up to $timeout s; output in $out"
 "${lock[@]}" "$top/scripts/vm-run" "${kargs[@]}" --timeout "$timeout" --out "$out/vm" -- \
-	bash "$top/scripts/bench/in-vm.sh" "$out" "$runs" "$duration" "$lat_iters" "$filter" "$ksoftirqd_rt"
+	bash "$top/scripts/bench/in-vm.sh" "$out/vm" "$runs" "$duration" "$lat_iters" "$filter" "$ksoftirqd_rt"
 rc=$?
 [ $rc -eq 0 ] || { echo "bench: the VM run failed (exit $rc); logs in $out/vm" >&2; exit $rc; }
 python3 "$top/scripts/bench/report.py" "$out" "$doc" || exit 1

@@ -5,6 +5,9 @@
 #
 #   in-vm.sh OUTDIR RUNS DURATION LAT_ITERS [FILTER [KSOFTIRQD_RT]]
 #
+# OUTDIR must be vm-run's --out folder ($VM_OUT): nothing else the guest
+# writes survives the VM.
+#
 # The server is pinned to CPU 0, the client to CPU 1: two spinning
 # perftest processes left to the scheduler sometimes share one vCPU, and a
 # ping-pong then waits a scheduler slice (~4 ms) per exchange, whatever
