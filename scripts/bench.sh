@@ -52,6 +52,7 @@ out=$(cd "$out" && pwd)
 	echo "duration $duration"
 	echo "lat_iters $lat_iters"
 	echo "filter $filter"
+	echo "vm_lock ${VM_LOCK:-}"
 } >"$out/host.txt"
 
 echo "bench: host micro-benchmark"

@@ -169,6 +169,11 @@ def main():
     add("")
     add(f"- Host: {host.get('nproc', '?')} CPUs, {host.get('cpu', '?')}; load average at the start "
         f"{host.get('load', '?')} (the build machine is shared with other jobs).")
+    if host.get("vm_lock", "").strip():
+        add("- The VM waited for the machine's VM lock and ran alone among VMs (other jobs still ran).")
+    else:
+        add("- The VM ran without the machine's VM lock, concurrently with other agents' VM runs on the same")
+        add("  two cores: the figures are noisy; the ratios come from interleaved runs.")
     add(f"- Guest: one qemu VM, TCG (no KVM), `-cpu max -smp 2`, {machine.get('nproc', '?')} vCPUs "
         f"({machine.get('cpu', '?')}), kernel {machine.get('kernel', '?')}, perftest {machine.get('perftest', '?')}.")
     if "sroce_params" in machine:
