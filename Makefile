@@ -5,6 +5,7 @@
 #   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
 #   make test-vm-slow the slow VM tests (tests/vm/slow: netem, counters), ~15 min
+#   make bench        sroce against rdma_rxe in one VM -> Documentation/benchmarks.md
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make install      install sroce.ko and the provider on this host
 #
@@ -28,7 +29,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-pair test-slow demo install clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-pair test-slow demo bench bench-host install clean
 
 all: kmod user progs host dump
 
@@ -155,6 +156,19 @@ test-slow:
 
 demo: kmod user progs
 	$(TOP)/scripts/vm-run --kernel $(KVER) -- bash $(TOP)/scripts/demo.sh
+
+# Benchmarks, not part of `make test` (speed is measured, never asserted).
+# bench-host: the core's packet path against memcpy on this machine.
+# bench: that, then one VM with sroce and rdma_rxe side by side (~35 min
+# under TCG); writes Documentation/benchmarks.md and benchmarks.svg.
+# BENCH_ARGS passes options to scripts/bench.sh (--runs, ...; a --filter
+# regex with '$' is easier to give to scripts/bench.sh directly);
+# VM_LOCK=FILE makes the VM wait for that lock.
+bench-host: host
+	$(HOBJ)/bench_packet
+
+bench: kmod user progs host
+	$(if $(BENCH_ARGS),,BENCH_COMMAND="make bench") bash $(TOP)/scripts/bench.sh --kernel $(KVER) $(BENCH_ARGS)
 
 # ---- install on a real host ------------------------------------------------
 install: kmod user $(UOBJ)/sroce-dump

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Turns one `make bench` run into Documentation/benchmarks.md and its plot.
+
+    report.py RUNDIR DOCDIR
+
+RUNDIR holds host.txt and micro.tsv from scripts/bench.sh, and in RUNDIR/vm
+(vm-run's output folder) what scripts/bench/in-vm.sh wrote: runs.tsv, raw/,
+machine.txt. The page and the plot
+(benchmarks.svg, drawn by gnuplot) go to DOCDIR.
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+BW_TESTS = ("ib_send_bw", "ib_write_bw", "ib_read_bw")
+LAT_TESTS = ("ib_send_lat", "ib_write_lat", "ib_read_lat")
+
+
+def parse_perftest(path, test, bytes_):
+    """The result row of a perftest client's output, as a dict, or None.
+
+    Bandwidth: bytes, iterations, BW peak, BW average [MB/sec], MsgRate [Mpps].
+    Latency: bytes, iterations, t_min, t_max, t_typical, t_avg, t_stdev,
+    99%, 99.9% (TSC cycles: in-vm.sh passes -C).
+    The row is the last line whose first two fields are integers and whose
+    first is the message size, after the matching header line."""
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return None
+    lat = test in LAT_TESTS
+    header = None
+    row = None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#bytes"):
+            header = s
+            continue
+        if header is None:
+            continue
+        f = s.split()
+        if len(f) < 5 or not f[0].isdigit() or not f[1].isdigit() or int(f[0]) != bytes_:
+            continue
+        row = (header, f)
+    if row is None:
+        return None
+    header, f = row
+
+    def num(x):
+        try:
+            v = float(x)
+        except ValueError:
+            return None
+        return v if v == v and v not in (float("inf"), float("-inf")) else None
+
+    if lat:
+        if "t_typical" not in header or len(f) < 6:
+            return None
+        # in-vm.sh runs the latency tests with -C; perftest 4.5 still
+        # labels the columns [usec], so the unit cannot come from the header.
+        unit = "cycles"
+        return {"iters": int(f[1]), "typical": num(f[4]), "avg": num(f[5]), "unit": unit}
+    if "BW average" not in header or len(f) < 5:
+        return None
+    return {"iters": int(f[1]), "bw": num(f[3]), "rate": num(f[4])}
+
+
+def read_kv(path):
+    kv = {}
+    if os.path.exists(path):
+        for line in open(path):
+            k, _, v = line.rstrip("\n").partition(" ")
+            kv.setdefault(k, v)
+            if k == "mtu":
+                kv["mtu " + v.split()[0]] = v.split()[-1]
+    return kv
+
+
+def fmt(v, lat):
+    if v is None:
+        return "-"
+    if lat:
+        return f"{v:.0f}" if v >= 100 else f"{v:.1f}"
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def main():
+    run, docdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    vm = os.path.join(run, "vm")
+    if not os.path.exists(os.path.join(vm, "runs.tsv")):
+        vm = run
+    machine = read_kv(os.path.join(vm, "machine.txt"))
+    host = read_kv(os.path.join(run, "host.txt"))
+    tsc = None
+    try:
+        tsc = float(machine.get("tsc_mhz", ""))
+    except ValueError:
+        pass
+
+    # (driver, test, bytes, qps) -> list of values; failures counted apart.
+    vals, fails = {}, {}
+    for line in open(os.path.join(vm, "runs.tsv")):
+        f = line.rstrip("\n").split("\t")
+        if len(f) < 7:
+            continue
+        drv, test, bytes_, qps, _run, status, raw = f[:7]
+        key = (drv, test, int(bytes_), int(qps))
+        r = parse_perftest(os.path.join(vm, raw), test, int(bytes_)) if status == "0/0" else None
+        v = None
+        if r is not None:
+            if test in LAT_TESTS:
+                v = r["typical"]
+                if v is not None and r["unit"] == "cycles":
+                    v = v / tsc if tsc else None
+            else:
+                v = r["bw"]
+                if v is not None and v <= 0:
+                    v = None  # perftest printed a row but measured nothing
+        if v is None:
+            fails[key] = fails.get(key, 0) + 1
+        else:
+            vals.setdefault(key, []).append(v)
+
+    cases = []
+    for test in BW_TESTS:
+        for s in (64, 4096, 65536):
+            cases.append((test, s, 1))
+        for q in (2, 4, 8):
+            cases.append((test, 4096, q))
+    for test in LAT_TESTS:
+        cases.append((test, 8, 1))
+
+    def stat(key):
+        v = vals.get(key, [])
+        if not v:
+            return None
+        return statistics.median(v), min(v), max(v), len(v)
+
+    rows = []
+    for test, s, q in cases:
+        a, b = stat(("sroce", test, s, q)), stat(("rxe", test, s, q))
+        if a is None and b is None and not fails.get(("sroce", test, s, q)) and not fails.get(("rxe", test, s, q)):
+            continue  # not run (a filtered run)
+        rows.append((test, s, q, a, b))
+
+    lines = []
+    add = lines.append
+    add("# Benchmarks: sroce against rdma_rxe")
+    add("")
+    add("Generated by `make bench` (scripts/bench.sh, scripts/bench/in-vm.sh, scripts/bench/report.py)")
+    add(f"on {host.get('date', '?')}, from commit `{host.get('commit', '?')}`. Reproduce with:")
+    add("")
+    add("```sh")
+    add(host.get("command", "make bench"))
+    add("```")
+    add("")
+    if host.get("filter", ".") != ".":
+        add(f"**Partial run:** only the cases matching `{host.get('filter')}` (`--filter`); run `make bench` for")
+        add("the whole table.")
+        add("")
+    if host.get("recovered"):
+        add("**Rebuilt from the run's log:** a path bug (fixed since) kept in-vm.sh's raw files out of")
+        add("vm-run's output folder; the table was rebuilt from each run's result row in the VM's")
+        add("output.log (the same numbers perftest printed) and the TSC frequency from its dmesg.")
+        add("")
+    add("## Machine")
+    add("")
+    add(f"- Host: {host.get('nproc', '?')} CPUs, {host.get('cpu', '?')}; load average at the start "
+        f"{host.get('load', '?')} (the build machine is shared with other jobs).")
+    if host.get("vm_lock", "").strip():
+        add("- The VM waited for the machine's VM lock and ran alone among VMs (other jobs still ran).")
+    else:
+        add("- The VM ran without the machine's VM lock, concurrently with other agents' VM runs on the same")
+        add("  two cores: the figures are noisy; the ratios come from interleaved runs.")
+    add(f"- Guest: one qemu VM, TCG (no KVM), `-cpu max -smp 2`, {machine.get('nproc', '?')} vCPUs "
+        f"({machine.get('cpu', '?')}), kernel {machine.get('kernel', '?')}, perftest {machine.get('perftest', '?')}.")
+    if "sroce_params" in machine:
+        add(f"- sroce module parameters: `{machine['sroce_params'].strip() or '(none)'}`.")
+    add(f"- ksoftirqd: {machine.get('ksoftirqd', '?')}; server pinned to vCPU 0, client to vCPU 1.")
+    add(f"- Active MTU: sroce {machine.get('mtu sroce1', '?')}, rxe {machine.get('mtu rxe1', '?')} "
+        "(veth MTU 9000).")
+    add(f"- Runs per figure: {host.get('runs', '?')}, interleaved (sroce, rxe, sroce, rxe, ...); bandwidth "
+        f"runs `-D {host.get('duration', '?')} -f 1`, latency runs `-n {host.get('lat_iters', '?')}`.")
+    add("")
+    add("## Topology")
+    add("")
+    add("Both drivers run as two hosts on their own veth pair (MTU 9000), server on one end, client on")
+    add("the other; every packet crosses the veth and the IP stack. sroce: namespaces `h1` and `h2`. rxe")
+    add("on 6.1 works only in the initial namespace (its UDP socket and its route look-ups are there), so")
+    add("its two devices are on `veth-ra`/`veth-rb` in init_net, with policy routes that send the traffic")
+    add("between their two addresses over the veth instead of the local shortcut. Neither takes rxe's")
+    add("same-device loopback. perftest: `-F -u 18`, IPv4 GIDs, no rdma_cm; the server is pinned to vCPU 0,")
+    add("the client to vCPU 1, and the ksoftirqd threads run at SCHED_FIFO 50 (see Latency below).")
+    add("")
+    add("## Results")
+    add("")
+    add("Median of the runs, with the spread (min-max) below it in brackets. Bandwidth is perftest's")
+    add("\"BW average\" in MB/s (10^6 bytes); latency is \"t_typical\" (the median exchange) in µs, taken")
+    add("in TSC cycles (`-C`) and converted with the guest kernel's TSC calibration, because perftest's")
+    add("own clock estimate fails under TCG. Ratio: sroce / rxe (above 1 is better for bandwidth, below 1")
+    add("is better for latency). A failed run is counted in the last column and left out of the median.")
+    add("")
+    add("| test | size | QPs | sroce | rxe | sroce / rxe | runs ok (sroce, rxe) |")
+    add("|---|---:|---:|---:|---:|---:|---|")
+    for test, s, q, a, b in rows:
+        lat = test in LAT_TESTS
+        unit = "µs" if lat else "MB/s"
+
+        def cell(x):
+            if x is None:
+                return "-"
+            return f"{fmt(x[0], lat)} {unit} [{fmt(x[1], lat)}-{fmt(x[2], lat)}]"
+
+        ratio = f"{a[0] / b[0]:.2f}" if a and b and b[0] else "-"
+        sz = f"{s // 1024} KiB" if s >= 1024 else f"{s} B"
+        na = a[3] if a else 0
+        nb = b[3] if b else 0
+        ok = f"{na}/{na + fails.get(('sroce', test, s, q), 0)}, {nb}/{nb + fails.get(('rxe', test, s, q), 0)}"
+        add(f"| {test} | {sz} | {q} | {cell(a)} | {cell(b)} | {ratio} | {ok} |")
+    add("")
+
+    have_plot = any(stat((d, t, sz, 1)) for d in ("sroce", "rxe") for t in BW_TESTS for sz in (64, 4096, 65536))
+    if have_plot:
+        add("![Bandwidth against message size, sroce and rxe](benchmarks.svg)")
+        add("")
+    add("## Host micro-benchmark (the core's packet path, one core)")
+    add("")
+    micro = os.path.join(run, "micro.tsv")
+    if os.path.exists(micro):
+        add("`build/host/bench_packet` (tests/host/bench_packet.cpp, `make bench-host`): 4 KiB payloads,")
+        add("best of interleaved rounds, on the build machine (not the VM):")
+        add("")
+        add("| path | MB/s | of memcpy |")
+        add("|---|---:|---:|")
+        what = {
+            "memcpy": "memcpy of the payload",
+            "crc32_le": "CRC-32 alone, slice-by-8 (Linux 6.1's crc32_le algorithm)",
+            "zlib_crc32": "CRC-32 alone, zlib (reference)",
+            "send": "send: headers + copy + ICRC (the core's path)",
+            "send_fused": "send: headers + copy fused with the CRC",
+            "recv": "receive: parse + ICRC check + place",
+            "crc32_pclmul": "CRC-32 alone, PCLMUL folding (the kernel's crc32-pclmul technique)",
+            "send_pclmul": "send with the PCLMUL CRC",
+            "send_pclmul_fused": "send with the copy fused into the PCLMUL CRC",
+        }
+        for line in open(micro):
+            f = line.split("\t")
+            if len(f) < 4 or f[0] == "name":
+                continue
+            add(f"| {what.get(f[0], f[0])} | {float(f[2]):.0f} | {100 * float(f[3]):.1f}% |")
+    else:
+        add("(not run)")
+    add("")
+    # Hand-written analysis that stays valid across re-runs.
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")
+    if os.path.exists(notes):
+        lines.append(open(notes).read().rstrip("\n"))
+    open(os.path.join(docdir, "benchmarks.md"), "w").write("\n".join(lines) + "\n")
+
+    if not have_plot:
+        return
+    # The plot: bandwidth (median, min-max bars) against size, 1 QP.
+    dat = os.path.join(run, "plot.dat")
+    with open(dat, "w") as out:
+        idx = 0
+        titles = []
+        for test in BW_TESTS:
+            for drv in ("sroce", "rxe"):
+                out.write(f"# {drv} {test}\n")
+                for s in (64, 4096, 65536):
+                    st = stat((drv, test, s, 1))
+                    if st:
+                        out.write(f"{s} {st[0]} {st[1]} {st[2]}\n")
+                out.write("\n\n")
+                titles.append((idx, f"{drv} {test.replace('_', ' ')}", drv))
+                idx += 1
+    gp = os.path.join(run, "plot.gp")
+    svg = os.path.join(docdir, "benchmarks.svg")
+    with open(gp, "w") as g:
+        g.write('set terminal svg size 820,480 dynamic font "sans,11" background "white"\n')
+        g.write(f'set output "{svg}"\n')
+        g.write('set title "Bandwidth against message size (1 QP, median and min-max of the runs)"\n')
+        g.write('set xlabel "message size (bytes)"\nset ylabel "MB/s"\n')
+        g.write("set logscale xy\nset xtics (\"64\" 64, \"4 KiB\" 4096, \"64 KiB\" 65536)\n")
+        g.write("set xrange [40:110000]\nset key outside right\nset grid\n")
+        styles = {"ib_send_bw": 7, "ib_write_bw": 5, "ib_read_bw": 9}
+        parts = []
+        for idx, title, drv in titles:
+            test = BW_TESTS[idx // 2]
+            color = "#c0392b" if drv == "sroce" else "#2c3e50"
+            dash = 1 if drv == "sroce" else 2
+            parts.append(f'"{dat}" index {idx} using 1:2:3:4 with yerrorlines lw 2 dt {dash} '
+                         f'lc rgb "{color}" pt {styles[test]} title "{title}"')
+        g.write("plot " + ", \\\n     ".join(parts) + "\n")
+    subprocess.run(["gnuplot", gp], check=True)
+
+
+if __name__ == "__main__":
+    main()
