@@ -14,6 +14,10 @@ check "python3-pyverbs installed" test -e $src/run_tests.py
 rm -rf /tmp/pyverbs-tests
 cp -r $src /tmp/pyverbs-tests && gunzip -f /tmp/pyverbs-tests/*.gz
 
+# sroce0 goes in init_net, where a loaded rdma_rxe (85-rxe-interop runs
+# before this) still holds UDP port 4791.
+modprobe -r rdma_rxe 2>/dev/null
+check "rdma_rxe unloaded: port 4791 free in init_net" sh -c "! grep -q '^rdma_rxe ' /proc/modules"
 modprobe sroce
 modprobe rdma_ucm
 make_veth veth0 veth1
