@@ -18,6 +18,19 @@ namespace {
 constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
 				    ib::access::remote_atomic;
 
+// One 100-byte WRITE from a to b; returns a's completions once one came.
+std::vector<sroce_cqe> write_100(Fixture &f, Qp &qa, Node &a, Node &b) {
+	Buffer &src = f.buffer(a, 4096, all_access);
+	Buffer &dst = f.buffer(b, 4096, all_access);
+	auto wr = wqe(1, ib::wr_rdma_write, 1);
+	wr.rdma.remote_addr = iova_of(b, dst);
+	wr.rdma.rkey = f.lkey(dst);
+	REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 100)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	return ca;
+}
+
 
 
 int32_t psn_diff(uint32_t a, uint32_t b) { return int32_t((a - b) << 8) >> 8; }
@@ -163,14 +176,7 @@ TEST_CASE("counters: a lost tail packet costs a timeout", "[counters]") {
 	f.sim().set_tap([&](const sim::WirePacket &p) { w.see(p); });
 	int n = 0;
 	f.sim().set_filter([&](const sim::WirePacket &p) { return !(p.from == 0 && ++n == 1); });
-	Buffer &src = f.buffer(a, 4096, all_access);
-	Buffer &dst = f.buffer(b, 4096, all_access);
-	auto wr = wqe(1, ib::wr_rdma_write, 1);
-	wr.rdma.remote_addr = iova_of(b, dst);
-	wr.rdma.rkey = f.lkey(dst);
-	REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 100)}) == 0);
-	std::vector<sroce_cqe> ca;
-	REQUIRE(f.wait_cqes(a, 1, ca));
+	std::vector<sroce_cqe> ca = write_100(f, qa, a, b);
 	CHECK(ca[0].status == ib::wc_success);
 	Counters A = read(a), B = read(b);
 	CHECK(A[SROCE_CNT_RETRANS_TIMEOUTS] == 1);
@@ -190,14 +196,7 @@ TEST_CASE("counters: every retry times out: retry_exceeded", "[counters]") {
 	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
 	f.connect(qa, qb, ib::mtu_1024, 0, 0, 10, 2);
 	f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != 0; });
-	Buffer &src = f.buffer(a, 4096, all_access);
-	Buffer &dst = f.buffer(b, 4096, all_access);
-	auto wr = wqe(1, ib::wr_rdma_write, 1);
-	wr.rdma.remote_addr = iova_of(b, dst);
-	wr.rdma.rkey = f.lkey(dst);
-	REQUIRE(f.post_send(qa, wr, {sge_of(f, a, src, 0, 100)}) == 0);
-	std::vector<sroce_cqe> ca;
-	REQUIRE(f.wait_cqes(a, 1, ca));
+	std::vector<sroce_cqe> ca = write_100(f, qa, a, b);
 	CHECK(ca[0].status == ib::wc_retry_exc_err);
 	Counters A = read(a);
 	CHECK(A[SROCE_CNT_RETRANS_TIMEOUTS] == 3); // two retries, then the third expiry fails it
