@@ -8,10 +8,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 kargs=()
 [ "${1:-}" = --kernel ] && kargs=(--kernel "$2")
 passed=0 failed=0
-count() { # count LAYER PASSED FAILED
-	echo "--- $1: $2 passed, $3 failed"
+layer_start=$SECONDS
+count() { # count LAYER PASSED FAILED: also how long the layer took
+	echo "--- $1: $2 passed, $3 failed ($((SECONDS - layer_start)) s)"
 	passed=$((passed + $2))
 	failed=$((failed + $3))
+	layer_start=$SECONDS
 }
 
 echo "=== host tests (Catch2 via ctest)"
@@ -61,5 +63,6 @@ pf=$(sed -n 's/^pair: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tp" | tail -
 count pair "$pp" "$pf"
 
 rm -f "$log" "$tb" "$td" "$tv" "$tp"
+echo "=== make test took $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
