@@ -175,6 +175,7 @@ private:
 	// ---- responder.cpp ----
 	void on_request_locked(const RxPacket &rx, sroce_env_batch *b);
 	void on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b);
+	bool payload_fits_mtu(const ib::PacketInfo &pi) const;
 	void execute_locked(const RxPacket &rx, sroce_env_batch *b);
 	void execute_send_locked(const RxPacket &rx, sroce_env_batch *b);
 	void execute_write_locked(const RxPacket &rx, sroce_env_batch *b);

@@ -441,6 +441,22 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		send_ack_locked(ack_unlimited, psn_add(epsn_, ib::psn_mask), b);
 }
 
+// Payload length against the path MTU (IBTA 9.7.5.1.1, as rxe's
+// check_length): FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU,
+// ONLY at most one MTU. A sender that ignores it would overrun the
+// receive or WRITE bookkeeping of every later packet.
+bool Qp::payload_fits_mtu(const ib::PacketInfo &pi) const {
+	u32 f = pi.flags;
+	if (!(f & (ib::op_send | ib::op_write)))
+		return true;
+	u32 n = pi.payload_len, m = mtu();
+	if ((f & ib::op_first) && (f & ib::op_last))
+		return n <= m;
+	if (f & (ib::op_first | ib::op_middle))
+		return n == m;
+	return n >= 1 && n <= m;
+}
+
 void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 f = pi.flags;
@@ -460,6 +476,19 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 				epsn_ = psn_add(pi.hdr.bth.psn, 1);
 			else
 				execute_locked(rx, b); // a new message after a lost LAST
+		}
+		return;
+	}
+	if (!payload_fits_mtu(pi)) {
+		count(SROCE_CNT_RX_BAD_HEADER);
+		if (rc) {
+			nak_and_error_locked(ib::NakCode::invalid_request, pi.hdr.bth.psn, b);
+		} else {
+			// UC: the message is lost, as after a gap.
+			in_message_ = false;
+			recv_offset_ = 0;
+			drop_message_ = !(f & ib::op_last);
+			epsn_ = psn_add(pi.hdr.bth.psn, 1);
 		}
 		return;
 	}

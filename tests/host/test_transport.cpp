@@ -395,6 +395,24 @@ TEST_CASE("transport: hostile packets are dropped or NAKed and counted", "[trans
 		CHECK(seen[1] == "RC_ACKNOWLEDGE NAK_PSN_SEQ_ERR"); // once, not per packet
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 	}
+	SECTION("payload lengths against the path MTU: invalid request NAK, nothing written") {
+		// 1024-byte path MTU: an ONLY of 2000 bytes, a FIRST of 512.
+		ib::Headers h = w;
+		h.bth.psn = 1;
+		bool first = GENERATE(false, true);
+		unsigned int len = first ? 512 : 2000;
+		h.bth.opcode = ib::op::rc + (first ? ib::op::write_first : ib::op::write_only);
+		h.reth.length = first ? 4096 : len;
+		auto big = make_packet(f, qb.qpn, h, len);
+		f.sim().inject(0, 1, big.data(), (unsigned)big.size());
+		f.sim().run_for(1000000);
+		REQUIRE(seen.size() == 2);
+		CHECK(seen[1] == "RC_ACKNOWLEDGE NAK_INVALID_REQUEST");
+		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
+		sroce_core_qp_attr at{};
+		sroce_core_qp_query(qb.qp, &at);
+		CHECK(at.qp_state == ib::qps_err);
+	}
 	SECTION("a READ request for 2 GiB: remote access NAK, the QP errors") {
 		ib::Headers h;
 		h.bth.opcode = ib::op::rc + ib::op::read_request;
@@ -413,5 +431,30 @@ TEST_CASE("transport: hostile packets are dropped or NAKed and counted", "[trans
 		CHECK(at.qp_state == ib::qps_err);
 	}
 	CHECK(counters().pkts_in_flight == 0);
+	CHECK(rb.guards_intact());
+}
+
+TEST_CASE("transport: a UC SEND longer than the path MTU is dropped, the next one lands",
+	  "[transport][hostile][uc]") {
+	Fixture f(10);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_uc), &qb = f.qp(b, ib::qpt_uc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	REQUIRE(f.post_recv(qb, 7, {sge(f, rb, 0, 4096)}) == 0);
+	ib::Headers h;
+	h.bth.opcode = ib::op::uc + ib::op::send_only;
+	auto big = make_packet(f, qb.qpn, h, 2000); // ONLY with two MTUs of payload
+	f.sim().inject(0, 1, big.data(), (unsigned)big.size());
+	f.sim().run_for(1000000);
+	CHECK(f.poll(b).empty());
+	h.bth.psn = 1;
+	auto good = make_packet(f, qb.qpn, h, 16);
+	f.sim().inject(0, 1, good.data(), (unsigned)good.size());
+	std::vector<sroce_cqe> got;
+	REQUIRE(f.wait_cqes(b, 1, got));
+	CHECK(got[0].wr_id == 7);
+	CHECK(got[0].status == ib::wc_success);
+	CHECK(got[0].byte_len == 16);
 	CHECK(rb.guards_intact());
 }
