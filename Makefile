@@ -142,7 +142,10 @@ test-vm-slow: kmod user progs
 test-pair: kmod user progs
 	bash $(TOP)/scripts/run-pair-tests.sh --kernel $(KVER)
 
-test: all
+# The build runs on every core: serial, it is 5 of CI's minutes.
+JOBS ?= $(shell nproc)
+test:
+	$(MAKE) --no-print-directory -j$(JOBS) all
 	bash $(TOP)/scripts/test-all.sh --kernel $(KVER)
 
 # Slow suite, not in CI: the VM suite again on the second kernel target

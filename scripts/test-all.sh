@@ -18,7 +18,7 @@ count() { # count LAYER PASSED FAILED: also how long the layer took
 
 echo "=== host tests (Catch2 via ctest)"
 log=$(mktemp)
-(cd "$top/build/host" && ctest --output-on-failure 2>&1) | tee "$log"
+(cd "$top/build/host" && ctest --output-on-failure -j"$(nproc)" 2>&1) | tee "$log"
 total=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2/p' "$log")
 bad=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p' "$log")
 if [ -z "$total" ]; then
