@@ -69,10 +69,17 @@ static int sroce_dev_sq_poll_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_sq_poll);
 
+static int sroce_icrc_show(struct seq_file *m, void *unused)
+{
+	return sroce_crc_show(m, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_icrc);
+
 void sroce_debugfs_init(void)
 {
 	sroce_debugfs_root = debugfs_create_dir("sroce", NULL);
 	debugfs_create_file("counts", 0444, sroce_debugfs_root, NULL, &sroce_module_counts_fops);
+	debugfs_create_file("icrc", 0444, sroce_debugfs_root, NULL, &sroce_icrc_fops);
 	sroce_selftest_init(sroce_debugfs_root);
 }
 

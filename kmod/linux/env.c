@@ -3,7 +3,6 @@
  * env.c - the kernel implementation of core/env.h: the only OS services the
  * C++ core uses.
  */
-#include <linux/crc32.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/printk.h>
@@ -95,7 +94,3 @@ void sroce_env_warn(const char *file, int line, const char *what)
 	pr_err_ratelimited("sroce: %s:%d: %s\n", file, line, what);
 }
 
-unsigned int sroce_env_crc32_le(unsigned int crc, const void *p, unsigned long len)
-{
-	return crc32_le(crc, p, len);
-}

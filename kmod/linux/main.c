@@ -65,6 +65,7 @@ static int __init sroce_init(void)
 	err = -ENOMEM;
 	if (!sroce_dp_wq)
 		goto err_wq;
+	sroce_crc_init();
 	sroce_debugfs_init();
 	sroce_stats_init();
 	err = sroce_net_init();
@@ -81,6 +82,7 @@ err_notifier:
 	sroce_net_exit();
 err_net:
 	sroce_debugfs_exit();
+	sroce_crc_exit();
 	destroy_workqueue(sroce_dp_wq);
 err_wq:
 	sroce_mr_exit();
@@ -96,6 +98,7 @@ static void __exit sroce_exit(void)
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_net_exit();
 	sroce_debugfs_exit();
+	sroce_crc_exit();
 	/* The core destroyed every timer and work item with its objects. */
 	destroy_workqueue(sroce_dp_wq);
 	sroce_mr_exit(); /* unpinning deferred by in-flight packets */

@@ -131,7 +131,7 @@ unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int o
 		if (!n)
 			break;
 		n = min(n, len - done); /* blocks are not cut at the upper bound */
-		crc = crc32_le(crc, data, n);
+		crc = sroce_env_crc32_le(crc, data, n);
 		done += n;
 	}
 	skb_abort_seq_read(&st);

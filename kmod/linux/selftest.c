@@ -422,9 +422,35 @@ static void st_async(struct st_ctx *ctx)
 	kfree(a.o);
 }
 
+/* ---- the ICRC's CRC-32 (crc.c) ------------------------------------------- */
+
+/* Whatever crc.c chose (icrc=auto|table|accel) must equal crc32_le for
+ * every length around the accelerated path's threshold and alignment. */
+static void st_crc(struct st_ctx *ctx)
+{
+	static const unsigned int lens[] = { 0, 1, 15, 63, 64, 65, 127, 1000, 1024, 4096, 9000 };
+	unsigned int i, off, bad = 0;
+	u8 *buf = kmalloc(9000 + 16, GFP_KERNEL);
+
+	if (!buf) {
+		ST_CHECK(ctx, "crc", false, "no memory");
+		return;
+	}
+	st_fill(buf, 9000 + 16, 11);
+	for (i = 0; i < ARRAY_SIZE(lens); i++)
+		for (off = 0; off < 8; off++)
+			if (sroce_env_crc32_le(~0u, buf + off, lens[i]) != crc32_le(~0u, buf + off, lens[i]))
+				bad++;
+	kfree(buf);
+	ST_CHECK(ctx, "crc", !bad, "%s: %u of %zu lengths and offsets differ from crc32_le", sroce_crc_name(),
+		 bad, ARRAY_SIZE(lens) * 8);
+}
+
 static int st_show(struct seq_file *m, void *unused)
 {
 	struct st_ctx ctx = { .m = m };
+
+	st_crc(&ctx);
 
 	st_packets(&ctx);
 	st_events(&ctx);

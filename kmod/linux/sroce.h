@@ -205,6 +205,12 @@ extern const struct ib_device_ops sroce_stats_ops;
 void sroce_stats_init(void);
 int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr);
 
+/* crc.c: the CRC-32 of the ICRC (sroce_env_crc32_le), chosen at load. */
+void sroce_crc_init(void);
+void sroce_crc_exit(void);
+const char *sroce_crc_name(void);
+int sroce_crc_show(struct seq_file *m, void *unused);
+
 /* debugfs.c */
 void sroce_debugfs_init(void);
 void sroce_debugfs_exit(void);

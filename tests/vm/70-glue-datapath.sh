@@ -3,6 +3,7 @@
 # path) through the module's test hooks (modprobe sroce selftest=1, see
 # kmod/linux/selftest.c):
 #  - the in-kernel tests of packets, batches, timers and work;
+#  - the ICRC's CRC-32 chosen at load (icrc=auto|accel, kmod/linux/crc.c);
 #  - RoCEv2 packets sent from s1 (vethA, init_net) to s2 (vethB, namespace
 #    h2) over IPv4 and IPv6, seen on the wire with tshark and counted by
 #    the receiving device; addressing from the path (TTL/hop limit, traffic
@@ -196,6 +197,20 @@ check "delete s1" rdma link delete s1
 ip netns del h2
 check "s2 gone with h2" wait_until 10 sh -c '! rdma link show | grep -q s2'
 ip link del vethA 2>/dev/null
+check "rmmod sroce" rmmod sroce
+
+# ---- the ICRC's CRC-32 (kmod/linux/crc.c) ----
+# auto keeps the faster of crc32_le and the crypto API's crc32 (timed at
+# load: under TCG crc32_le wins); accel forces crc32-pclmul, which must give
+# crc32_le's result for every length and alignment (the selftest "crc").
+check "modprobe sroce selftest=1 (icrc=auto)" modprobe sroce selftest=1
+check "icrc=auto: timed both" grep -qE '^ns_per_4k_accel [1-9]' $D/icrc
+log "  $(tr '\n' ' ' <$D/icrc)"
+check "rmmod sroce" rmmod sroce
+check "modprobe sroce selftest=1 icrc=accel" modprobe sroce selftest=1 icrc=accel
+check "icrc=accel: crc32-pclmul" grep -qx 'impl crc32-pclmul' $D/icrc
+out=$(cat $D/selftest)
+check "icrc=accel: equal to crc32_le at every length and alignment" grep -qx 'ok crc' <<<"$out"
 check "rmmod sroce" rmmod sroce
 rm -f "$CAPS"*
 finish
