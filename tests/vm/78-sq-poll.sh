@@ -15,12 +15,7 @@ two_hosts 7 9000
 
 # up: sroce devices in h1 and h2 (module loaded with the given parameters).
 up() {
-	modprobe sroce "$@" || return 1
-	ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1 || return 1
-	ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2 || return 1
-	wait_until 10 gid_index sroce1 10.0.7.1 && wait_until 10 gid_index sroce2 10.0.7.2 || return 1
-	g1=$(gid_index sroce1 10.0.7.1)
-	g2=$(gid_index sroce2 10.0.7.2)
+	modprobe sroce "$@" && sroce_on_hosts 7
 }
 
 down() {

@@ -10,12 +10,7 @@
 two_hosts 8 1500
 modprobe sroce
 modprobe rdma_ucm
-ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1
-ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2
-check "h1's IPv4 GID" wait_until 10 gid_index sroce1 10.0.8.1
-check "h2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.8.2
-g1=$(gid_index sroce1 10.0.8.1)
-g2=$(gid_index sroce2 10.0.8.2)
+check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 8
 
 # pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0.
 pair() {

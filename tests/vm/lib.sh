@@ -120,6 +120,18 @@ gid_index() {
 	return 1
 }
 
+# sroce_on_hosts NET: a sroce device on each veth of two_hosts NET (sroce1
+# in h1, sroce2 in h2); sets g1 and g2 to the GID index of each one's IPv4
+# address.
+sroce_on_hosts() {
+	local net=$1
+	ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1 &&
+		ip netns exec h2 rdma link add sroce2 type sroce netdev veth-h2 || return 1
+	wait_until 10 gid_index sroce1 "10.0.$net.1" && wait_until 10 gid_index sroce2 "10.0.$net.2" || return 1
+	g1=$(gid_index sroce1 "10.0.$net.1")
+	g2=$(gid_index sroce2 "10.0.$net.2")
+}
+
 # two_hosts NET MTU: namespaces h1 and h2 on a veth pair (veth-h1, veth-h2),
 # 10.0.NET.1 and 10.0.NET.2, loopback up: the two-host topology of the
 # transport tests.
