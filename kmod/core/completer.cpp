@@ -237,7 +237,6 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 		return;
 	}
 	count(SROCE_CNT_RETRANS_TIMEOUTS);
-	retrans_timeouts_++;
 	if (retries_left_ == 0) {
 		count(SROCE_CNT_RETRY_EXCEEDED);
 		fail_send_locked(swqe(sq_done_), ib::wc_retry_exc_err, b);

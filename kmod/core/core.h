@@ -404,6 +404,9 @@ const char *sroce_core_counter_name(unsigned int id);
 /* Copies min(n, SROCE_CNT_MAX) values in enum order; returns how many. */
 unsigned int sroce_core_dev_read_counters(struct sroce_core_dev *dev, unsigned long long *values,
 					  unsigned int n);
+/* The same for one QP: its own packets, bytes, retransmissions, NAKs and
+ * requests (counters.h says which events a QP counts). */
+unsigned int sroce_core_qp_read_counters(struct sroce_core_qp *qp, unsigned long long *values, unsigned int n);
 
 /* Resource views (rdma res show ... -dd): a snapshot of one object, taken
  * under its lock. */

@@ -93,7 +93,7 @@ unsigned int sroce_core_mr_rkey(const sroce_core_mr *mr) { return from(mr)->rkey
 void sroce_core_dev_counts(sroce_core_dev *dev, sroce_core_counts *c) { from(dev)->fill_counts(c); }
 
 void sroce_core_dev_rx_counts(sroce_core_dev *dev, sroce_core_rx_counts *c) {
-	sroce::DeviceCounters &dc = from(dev)->counters();
+	sroce::CounterBlock &dc = from(dev)->counters();
 	c->packets = dc.get(SROCE_CNT_RX_PKTS);
 	c->bad_header = dc.get(SROCE_CNT_RX_BAD_HEADER);
 	c->icrc_errors = dc.get(SROCE_CNT_ICRC_ERRORS);

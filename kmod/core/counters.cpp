@@ -73,6 +73,10 @@ unsigned int sroce_core_dev_read_counters(sroce_core_dev *dev, unsigned long lon
 	return got;
 }
 
+unsigned int sroce_core_qp_read_counters(sroce_core_qp *qp, unsigned long long *values, unsigned int n) {
+	return reinterpret_cast<Qp *>(qp)->counters().read(reinterpret_cast<u64 *>(values), n);
+}
+
 void sroce_core_qp_snapshot(sroce_core_qp *qp, sroce_core_qp_view *s) { reinterpret_cast<Qp *>(qp)->snapshot(s); }
 
 void sroce_core_cq_snapshot(sroce_core_cq *cq, sroce_core_cq_view *s) {

@@ -1,6 +1,11 @@
-// Device counters: one block per device, behind `rdma statistic show link`
-// (the glue copies them into ib_core's rdma_hw_stats). Relaxed atomics:
-// each counter is exact, a read of the block is not a consistent snapshot.
+// Counter blocks: one per device, behind `rdma statistic show link` (the
+// glue copies them into ib_core's rdma_hw_stats), and one per QP, behind
+// `rdma statistic qp` (the glue sums the QPs bound to an ib_core counter).
+// A QP counts what is attributable to it: its packets and bytes, its
+// retransmissions, timeouts and NAKs, its duplicate and out-of-sequence
+// requests; packets dropped before a QP is found count on the device only.
+// Relaxed atomics: each counter is exact, a read of the block is not a
+// consistent snapshot.
 #pragma once
 #include "core.h"
 #include "ktl/atomic.h"
@@ -8,7 +13,7 @@
 
 namespace sroce {
 
-class DeviceCounters {
+class CounterBlock {
 public:
 	void inc(sroce_core_counter id, u64 n = 1) { c_[id].fetch_add(n, ktl::MemoryOrder::relaxed); }
 	u64 get(sroce_core_counter id) const { return c_[id].load(ktl::MemoryOrder::relaxed); }

@@ -82,7 +82,7 @@ public:
 	void shutdown() { sq_poller_.stop(); }
 
 	DeviceCounts &counts() { return counts_; }
-	DeviceCounters &counters() { return counters_; }
+	CounterBlock &counters() { return counters_; }
 	void fill_counts(sroce_core_counts *c) const;
 
 private:
@@ -103,7 +103,7 @@ private:
 	ObjectTable<Qp> qps_;
 	ObjectTable<Ah> ahs_;
 	DeviceCounts counts_;
-	DeviceCounters counters_;
+	CounterBlock counters_;
 	SqPoller sq_poller_;
 };
 

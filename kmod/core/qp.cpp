@@ -501,8 +501,8 @@ void Qp::snapshot(sroce_core_qp_view *s) {
 	s->timeout = timeout_;
 	s->rnr_wait = rnr_wait_;
 	s->timer_armed = timer_armed_;
-	s->retrans_pkts = retrans_pkts_;
-	s->retrans_timeouts = retrans_timeouts_;
+	s->retrans_pkts = counters_.get(SROCE_CNT_RETRANS_PKTS);
+	s->retrans_timeouts = counters_.get(SROCE_CNT_RETRANS_TIMEOUTS);
 }
 
 // ---- timer and work ----------------------------------------------------------

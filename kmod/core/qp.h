@@ -9,6 +9,7 @@
 // message starts (RecvWqe).
 #pragma once
 #include "ah.h"
+#include "counters.h"
 #include "cq.h"
 #include "ib_enums.h"
 #include "ktl/list.h"
@@ -33,6 +34,7 @@ struct RxPacket {
 	ib::IpUdpInfo ip;
 	ib::PacketInfo pi;
 	u32 payload_off; // from the IP header
+	u32 len = 0;     // the whole packet, from the IP header
 };
 
 // 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23].
@@ -116,6 +118,7 @@ public:
 
 	// A packet addressed to this QP (rx.cpp has parsed and checked it).
 	void receive(const RxPacket &rx, sroce_env_batch *b);
+	const CounterBlock &counters() const { return counters_; }
 
 	ktl::ListNode table_node; // Device QP table collision chain
 
@@ -148,7 +151,11 @@ private:
 	static void on_timer(void *arg, sroce_env_batch *b);
 	static void on_work(void *arg, sroce_env_batch *b);
 	void kick_locked(); // more requester or responder work: run it from work
-	void count(sroce_core_counter id) { dev_->counters().inc(id); }
+	// An event of this QP: counted on its device and on the QP.
+	void count(sroce_core_counter id, u64 n = 1) {
+		dev_->counters().inc(id, n);
+		counters_.inc(id, n);
+	}
 	u32 res_slots() const { return ktl::max(max_dest_rd_atomic_, 1u); }
 
 	// ---- requester.cpp ----
@@ -261,8 +268,7 @@ private:
 	bool sq_error_ = false;
 	u32 pkts_since_ack_req_ = 0;
 	u32 psn_high_ = 0;           // next PSN never sent: below it a send is a retransmission
-	u64 retrans_pkts_ = 0;       // per-QP counts for the resource view
-	u64 retrans_timeouts_ = 0;
+	CounterBlock counters_;      // this QP's share of the device's counters
 
 	// Receive queue (absent with an SRQ).
 	Ring rq_;

@@ -205,10 +205,8 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	if (type_ == ib::qpt_rc) {
 		// A PSN sent before is a retransmission (what a capture of this
 		// flow shows as a PSN going backwards).
-		if (psn_diff(psn_, psn_high_) < 0) {
+		if (psn_diff(psn_, psn_high_) < 0)
 			count(SROCE_CNT_RETRANS_PKTS);
-			retrans_pkts_++;
-		}
 		u32 end = is_read_or_atomic(op) ? psn_add(w.last_psn, 1) : psn_add(psn_, 1);
 		if (psn_diff(end, psn_high_) > 0)
 			psn_high_ = end;

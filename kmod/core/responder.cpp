@@ -567,6 +567,9 @@ void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 	ktl::Guard g(lock_);
 	if (dead_)
 		return;
+	// The device counted it on arrival (rx.cpp); now the QP is known.
+	counters_.inc(SROCE_CNT_RX_PKTS);
+	counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
 	if (rx.pi.flags & ib::op_response)
 		on_response_locked(rx, b);
 	else

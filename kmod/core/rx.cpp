@@ -22,7 +22,7 @@ bool transport_matches(ib::Transport t, u32 qp_type) {
 } // namespace
 
 void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
-	DeviceCounters &rc = dev.counters();
+	CounterBlock &rc = dev.counters();
 	unsigned int linear = 0, total = 0;
 	sroce_env_pkt_head(pkt, &linear, &total);
 	u8 hdr[max_hdr];
@@ -36,6 +36,7 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 	}
 	RxPacket rx;
 	rx.pkt = pkt;
+	rx.len = total;
 	auto ip = ib::parse_ip_udp(ktl::Span<const u8>(hdr, n), total);
 	ktl::Span<const u8> ibh;
 	if (ip.is_error() || !ktl::Span<const u8>(hdr, n).subspan(ip.value().bth_offset, n - ip.value().bth_offset, &ibh)) {

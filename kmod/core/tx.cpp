@@ -55,8 +55,8 @@ void Qp::tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b) {
 		sroce_env_pkt_free(t.pkt);
 		return;
 	}
-	dev_->counters().inc(SROCE_CNT_TX_PKTS);
-	dev_->counters().inc(SROCE_CNT_TX_BYTES, t.len);
+	count(SROCE_CNT_TX_PKTS);
+	count(SROCE_CNT_TX_BYTES, t.len);
 	sroce_env_pkt_send(b, path, t.pkt);
 	t.pkt = nullptr;
 }

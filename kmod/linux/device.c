@@ -164,6 +164,8 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	if (!sdev)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&sdev->list);
+	INIT_LIST_HEAD(&sdev->counters);
+	mutex_init(&sdev->counters_lock);
 	sroce_net_init_unregister_work(sdev);
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
 	/* From here every failure ends in ib_dealloc_device -> dealloc. */
@@ -178,6 +180,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &sroce_qp_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_ah_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_stats_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_counter_ops);
 
 	/* Claim the netdev before registering, so that two concurrent adds
 	 * cannot both succeed. */

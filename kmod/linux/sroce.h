@@ -44,6 +44,9 @@ struct sroce_dev {
 	char parent[IFNAMSIZ];
 	struct sroce_glue_counts counts;
 	struct dentry *debugfs;        /* <debugfs>/sroce/<ibdev>/, see debugfs.c */
+	struct list_head counters;     /* struct sroce_counter, see counter.c */
+	struct mutex counters_lock;
+	unsigned long long counters_retired[SROCE_CNT_MAX]; /* released counters' sums */
 };
 
 struct sroce_ucontext {
@@ -100,6 +103,11 @@ struct sroce_qp {
 	struct sroce_ring rq; /* vaddr NULL with an SRQ */
 	u8 sq_sig_type;       /* enum ib_sig_type, for query_qp */
 	bool user;
+	/* Bound to an rdma_counter (counter.c, under sdev->counters_lock):
+	 * the QP's counters at bind time. */
+	bool counter_bound;
+	struct list_head counter_node;
+	unsigned long long counter_base[SROCE_CNT_MAX];
 };
 
 struct sroce_ah {
@@ -203,6 +211,10 @@ void sroce_mr_exit(void);
  * formats its MR through sroce_fill_res_mr_view. */
 extern const struct ib_device_ops sroce_stats_ops;
 void sroce_stats_init(void);
+struct rdma_hw_stats *sroce_stats_alloc(void);
+/* counter.c: per-QP counters (rdma_counter binding). */
+extern const struct ib_device_ops sroce_counter_ops;
+void sroce_counter_counted(struct sroce_dev *sdev, unsigned long long *out);
 int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr);
 
 /* crc.c: the CRC-32 of the ICRC (sroce_env_crc32_le), chosen at load. */

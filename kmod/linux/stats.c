@@ -5,11 +5,8 @@
  * MRs for `rdma res show ... -dd`. The core snapshots; this only formats.
  *
  * ib_core 6.1 has no reset for hw stats (they are read-only in sysfs and
- * netlink); `rdma statistic` users take differences. Per-QP counters via
- * `rdma statistic qp` would need the rdma_counter binding ops
- * (counter_bind_qp, counter_alloc_stats, counter_update_stats, ...) and a
- * counter set per binding in the transport; the QP's own retransmission
- * counts are shown in its resource view instead.
+ * netlink); `rdma statistic` users take differences. Per-QP counters
+ * (`rdma statistic qp`) are in counter.c.
  */
 #include <rdma/ib_verbs.h>
 #include <rdma/restrack.h>
@@ -28,22 +25,32 @@ void sroce_stats_init(void)
 		sroce_stat_descs[i].name = sroce_core_counter_name(i);
 }
 
-static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
+/* The counter set of a port and of every rdma_counter (counter.c). */
+struct rdma_hw_stats *sroce_stats_alloc(void)
 {
 	return rdma_alloc_hw_stats_struct(sroce_stat_descs, SROCE_CNT_MAX, RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
+static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
+{
+	return sroce_stats_alloc();
+}
+
+/* The port's own counter set: what no rdma_counter counted (ib_core adds
+ * the counters' values back, counter.c). Counted first, so that the device
+ * total read after it is never below it. */
 static int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats, u32 port, int index)
 {
-	unsigned long long v[SROCE_CNT_MAX];
+	unsigned long long v[SROCE_CNT_MAX], counted[SROCE_CNT_MAX];
 	unsigned int i, n;
 
 	if (!port || !stats)
 		return -EINVAL;
+	sroce_counter_counted(to_sdev(ibdev), counted);
 	n = sroce_core_dev_read_counters(to_sdev(ibdev)->core, v, min_t(unsigned int, stats->num_counters,
 									SROCE_CNT_MAX));
 	for (i = 0; i < n; i++)
-		stats->value[i] = v[i];
+		stats->value[i] = v[i] - counted[i];
 	return n;
 }
 

@@ -6,6 +6,7 @@
 #include "ib_enums.h"
 #include "transport_fixture.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -286,4 +287,77 @@ TEST_CASE("counters: remote access NAK, doorbells, CQ and MR views", "[counters]
 	CHECK(c[0].status == ib::wc_rem_access_err);
 	sroce_core_cq_snapshot(a.cq, &cv);
 	CHECK(cv.fill == 0);
+}
+
+TEST_CASE("counters: each QP counts its own share of the device's", "[counters][qp]") {
+	Fixture f(27);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa1 = f.qp(a, ib::qpt_rc), &qb1 = f.qp(b, ib::qpt_rc);
+	Qp &qa2 = f.qp(a, ib::qpt_rc), &qb2 = f.qp(b, ib::qpt_rc);
+	f.connect(qa1, qb1, ib::mtu_1024, 100, 200);
+	f.connect(qa2, qb2, ib::mtu_1024, 300, 400);
+	// Per sending node and destination QP (both nodes number their QPs
+	// alike): packets and bytes on the wire; the 3rd packet to qb2 is lost
+	// once, so only qa2 retransmits.
+	std::map<uint32_t, uint64_t> pkts, bytes;
+	auto to_b = [](const Qp &q) { return q.qpn; };
+	auto to_a = [](const Qp &q) { return (1u << 24) | q.qpn; };
+	f.sim().set_tap([&](const sim::WirePacket &p) {
+		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		uint32_t q = (p.from == 1 ? 1u << 24 : 0) | pi.value().hdr.bth.dest_qpn;
+		pkts[q]++;
+		bytes[q] += p.len;
+	});
+	int n = 0;
+	f.sim().set_filter([&](const sim::WirePacket &p) {
+		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		return !(p.from == 0 && pi.value().hdr.bth.dest_qpn == qb2.qpn && ++n == 3);
+	});
+	Buffer &src = f.buffer(a, 1 << 16, all_access);
+	Buffer &dst = f.buffer(b, 1 << 16, all_access);
+	for (Qp *q : {&qb1, &qb2})
+		for (int i = 0; i < 3; i++)
+			REQUIRE(f.post_recv(*q, i, {sge_of(f, b, dst, 0, 20000)}) == 0);
+	for (Qp *q : {&qa1, &qa2})
+		for (int i = 0; i < 3; i++)
+			REQUIRE(f.post_send(*q, wqe(i, ib::wr_send, 1), {sge_of(f, a, src, 0, 5000)}) == 0);
+	std::vector<sroce_cqe> ca, cb;
+	REQUIRE(f.wait_cqes(b, 6, cb));
+	REQUIRE(f.wait_cqes(a, 6, ca));
+	f.sim().run_for(1000000);
+	auto qp_read = [](Qp &q) {
+		Counters c;
+		REQUIRE(sroce_core_qp_read_counters(q.qp, c.v, SROCE_CNT_MAX) == SROCE_CNT_MAX);
+		return c;
+	};
+	Counters A = read(a), B = read(b);
+	Counters A1 = qp_read(qa1), A2 = qp_read(qa2), B1 = qp_read(qb1), B2 = qp_read(qb2);
+	// Sent by each requester: what the wire carried to its peer QP.
+	CHECK(A1[SROCE_CNT_TX_PKTS] == pkts[to_b(qb1)]);
+	CHECK(A2[SROCE_CNT_TX_PKTS] == pkts[to_b(qb2)]);
+	CHECK(A1[SROCE_CNT_TX_BYTES] == bytes[to_b(qb1)]);
+	CHECK(B1[SROCE_CNT_TX_PKTS] == pkts[to_a(qa1)]);
+	CHECK(B2[SROCE_CNT_TX_PKTS] == pkts[to_a(qa2)]);
+	// Received: the lost packet never reached qb2.
+	CHECK(B1[SROCE_CNT_RX_PKTS] == pkts[to_b(qb1)]);
+	CHECK(B2[SROCE_CNT_RX_PKTS] == pkts[to_b(qb2)] - 1);
+	CHECK(A1[SROCE_CNT_RX_PKTS] == pkts[to_a(qa1)]);
+	// The loss is qa2's and qb2's alone.
+	CHECK(A1[SROCE_CNT_RETRANS_PKTS] == 0);
+	CHECK(A2[SROCE_CNT_RETRANS_PKTS] > 0);
+	CHECK(B1[SROCE_CNT_NAK_SENT_PSN_SEQ] == 0);
+	CHECK(B2[SROCE_CNT_NAK_SENT_PSN_SEQ] == 1);
+	CHECK(A2[SROCE_CNT_NAK_RCVD_PSN_SEQ] == 1);
+	// The QPs of a device add up to the device (nothing else was sent).
+	for (auto c : {SROCE_CNT_TX_PKTS, SROCE_CNT_TX_BYTES, SROCE_CNT_RX_PKTS, SROCE_CNT_RX_BYTES,
+		       SROCE_CNT_RETRANS_PKTS, SROCE_CNT_NAK_RCVD_PSN_SEQ}) {
+		CHECK(A1[c] + A2[c] == A[c]);
+		CHECK(B1[c] + B2[c] == B[c]);
+	}
+	// The resource view's retransmissions are the QP counter's.
+	sroce_core_qp_view v{};
+	sroce_core_qp_snapshot(qa2.qp, &v);
+	CHECK(v.retrans_pkts == A2[SROCE_CNT_RETRANS_PKTS]);
 }
