@@ -43,25 +43,12 @@ static struct sroce_counter *sroce_counter_find(struct sroce_dev *sdev, struct r
 	return NULL;
 }
 
+/* The driver side is made at the first bind, not here: when ib_core fails
+ * after this call (e.g. a manual bind while the port is in auto mode), it
+ * frees the counter without counter_dealloc. */
 static struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter)
 {
-	struct sroce_dev *sdev = to_sdev(counter->device);
-	struct sroce_counter *c = kzalloc(sizeof(*c), GFP_KERNEL);
-	struct rdma_hw_stats *stats;
-
-	if (!c)
-		return NULL;
-	stats = sroce_stats_alloc();
-	if (!stats) {
-		kfree(c);
-		return NULL;
-	}
-	c->counter = counter;
-	INIT_LIST_HEAD(&c->qps);
-	mutex_lock(&sdev->counters_lock);
-	list_add(&c->node, &sdev->counters);
-	mutex_unlock(&sdev->counters_lock);
-	return stats;
+	return sroce_stats_alloc();
 }
 
 static int sroce_counter_dealloc(struct rdma_counter *counter)
@@ -92,14 +79,25 @@ static int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibq
 	int err = -EINVAL;
 
 	mutex_lock(&sdev->counters_lock);
+	if (qp->counter_bound)
+		goto out; /* ib_core checks ibqp->counter first */
 	c = sroce_counter_find(sdev, counter);
-	if (c && !qp->counter_bound) {
-		sroce_core_qp_read_counters(qp->core, qp->counter_base, SROCE_CNT_MAX);
-		list_add(&qp->counter_node, &c->qps);
-		qp->counter_bound = true;
-		ibqp->counter = counter;
-		err = 0;
+	if (!c) {
+		c = kzalloc(sizeof(*c), GFP_KERNEL);
+		if (!c) {
+			err = -ENOMEM;
+			goto out;
+		}
+		c->counter = counter;
+		INIT_LIST_HEAD(&c->qps);
+		list_add(&c->node, &sdev->counters);
 	}
+	sroce_core_qp_read_counters(qp->core, qp->counter_base, SROCE_CNT_MAX);
+	list_add(&qp->counter_node, &c->qps);
+	qp->counter_bound = true;
+	ibqp->counter = counter;
+	err = 0;
+out:
 	mutex_unlock(&sdev->counters_lock);
 	return err;
 }
@@ -143,15 +141,14 @@ static int sroce_counter_update_stats(struct rdma_counter *counter)
 	struct sroce_qp *qp;
 	unsigned int i;
 
+	memset(v, 0, sizeof(v));
 	mutex_lock(&sdev->counters_lock);
-	c = sroce_counter_find(sdev, counter);
-	if (!c) {
-		mutex_unlock(&sdev->counters_lock);
-		return -EINVAL;
+	c = sroce_counter_find(sdev, counter); /* none before its first bind */
+	if (c) {
+		memcpy(v, c->sum, sizeof(v));
+		list_for_each_entry(qp, &c->qps, counter_node)
+			sroce_counter_add_qp(qp, v);
 	}
-	memcpy(v, c->sum, sizeof(v));
-	list_for_each_entry(qp, &c->qps, counter_node)
-		sroce_counter_add_qp(qp, v);
 	mutex_unlock(&sdev->counters_lock);
 	for (i = 0; i < min_t(unsigned int, counter->stats->num_counters, SROCE_CNT_MAX); i++)
 		counter->stats->value[i] = v[i];

@@ -63,6 +63,8 @@ l2=$(($(link_ctr sroce2 tx_pkts) - before[sroce2.tx_pkts]))
 check "its tx_pkts grow ($t1 -> $t2)" test "${t1:-0}" -gt 0 -a "${t2:-0}" -gt "${t1:-0}"
 check "and stay within the link's ($t2 <= $l2)" test "$t2" -le "$l2"
 check "its rx_pkts too ($(qp_ctr rx_pkts))" test "$(qp_ctr rx_pkts)" -gt 0
+# ib_core allocates a counter, then refuses the manual bind in auto mode.
+check_fails "a manual bind in auto mode is refused" "." rdma statistic qp bind link sroce2/1 lqpn "$qpn"
 stop_pingpong
 check "the counter went with its QP" sh -c "! rdma statistic qp show link sroce2/1 | grep -q cntn"
 check "auto mode off" rdma statistic qp set link sroce2/1 auto off
