@@ -14,19 +14,20 @@ check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 8
 
 # pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0.
 pair() {
-	local what=$1 spid rc1 rc2 srv=() cli=()
+	local what=$1 spid rc1 rc2 srv=() cli=() l0
 	shift
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
+	l0=$(cm_listeners)
 	ip netns exec h1 timeout 300 "${srv[@]}" >/tmp/t.server 2>&1 &
 	spid=$!
-	# Servers that take their port from -p listen on TCP there first (the
-	# rest, rdma_cm listeners, get a moment).
+	# Servers that take their port from -p listen on TCP there first; the
+	# rest listen with rdma_cm.
 	if [[ " ${srv[*]} " == *" -p $port "* && " ${srv[*]} " != *" -R "* ]]; then
 		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
 	else
-		sleep 2
+		wait_until 30 cm_listening "$l0"
 	fi
 	ip netns exec h2 timeout 300 "${cli[@]}" >/tmp/t.client 2>&1
 	rc2=$?

@@ -36,25 +36,26 @@ stuck_dump() {
 # pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0
 # within 150 s (a process that does not is dumped and killed).
 pair() {
-	local what=$1 spid cpid rc1 rc2 srv=() cli=() t0 i
+	local what=$1 spid cpid rc1 rc2 srv=() cli=() t0 i l0
 	shift
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
 	t0=$(date +%s)
+	l0=$(cm_listeners)
 	ip netns exec h1 "${srv[@]}" >/tmp/n.server 2>&1 &
 	spid=$!
-	# perftest's server listens on TCP first; rdma_cm listeners get a moment.
+	# perftest's server listens on TCP first; the rest with rdma_cm.
 	if [[ ${srv[0]} == ib_* ]]; then
 		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
 	else
-		sleep 1
+		wait_until 30 cm_listening "$l0"
 	fi
 	ip netns exec h2 "${cli[@]}" >/tmp/n.client 2>&1 &
 	cpid=$!
-	for i in $(seq 150); do
+	for i in $(seq 750); do
 		kill -0 $cpid 2>/dev/null || kill -0 $spid 2>/dev/null || break
-		sleep 1
+		sleep 0.2
 	done
 	if kill -0 $cpid 2>/dev/null || kill -0 $spid 2>/dev/null; then
 		log "  $what: still running after 150 s"

@@ -35,21 +35,22 @@ both() {
 	shift
 	cli=("$@")
 	for dir in rxe-serves sroce-serves; do
-		local sdev sgid sns cdev cgid cns peer spid rc1 rc2
+		local sdev sgid sns cdev cgid cns peer spid rc1 rc2 l0
 		if [ $dir = rxe-serves ]; then
 			sdev=rxe0 sgid=$gr sns="" cdev=sroce2 cgid=$gs cns="ip netns exec h2" peer=10.0.7.1
 		else
 			sdev=sroce2 sgid=$gs sns="ip netns exec h2" cdev=rxe0 cgid=$gr cns="" peer=10.0.7.2
 		fi
 		port=$((port + 1))
+		l0=$(cm_listeners)
 		$sns timeout 300 $(subst "$sdev" "$sgid" "$peer" "${srv[@]}") >/tmp/i.server 2>&1 &
 		spid=$!
-		# Wait for a TCP listener on the test's port (rdma_cm servers
-		# have none: they get a moment).
+		# Wait for a TCP listener on the test's port, or for an rdma_cm
+		# one (servers without a TCP port).
 		if [[ " ${srv[*]} " == *" -p @PORT@ "* && " ${srv[*]} " != *" -R "* ]]; then
 			wait_until 30 sh -c "$sns ss -Hltn 'sport = :$port' | grep -q ."
 		else
-			sleep 2
+			wait_until 30 cm_listening "$l0"
 		fi
 		$cns timeout 300 $(subst "$cdev" "$cgid" "$peer" "${cli[@]}") >/tmp/i.client 2>&1
 		rc2=$?

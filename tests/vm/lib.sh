@@ -120,6 +120,11 @@ gid_index() {
 	return 1
 }
 
+# cm_listeners: how many rdma_cm IDs listen, in every namespace.
+cm_listeners() { rdma res show cm_id 2>/dev/null | grep -c 'state LISTEN'; }
+# cm_listening N: more than N do (a server started after cm_listeners said N).
+cm_listening() { [ "$(cm_listeners)" -gt "$1" ]; }
+
 # sroce_on_hosts NET: a sroce device on each veth of two_hosts NET (sroce1
 # in h1, sroce2 in h2); sets g1 and g2 to the GID index of each one's IPv4
 # address.
