@@ -132,6 +132,13 @@ std::string Flows::report(bool json) const {
 		}
 		out += buf;
 	}
+	if (have_dropped_) {
+		snprintf(buf, sizeof(buf),
+			 json ? "{\"capture\":true,\"dropped_by_kernel\":%" PRIu64 "}\n"
+			      : "capture: %" PRIu64 " packets dropped by kernel\n",
+			 dropped_);
+		out += buf;
+	}
 	return out;
 }
 

@@ -35,8 +35,16 @@ public:
 	// Text lines, or JSON objects with "flow": true, in key order.
 	std::string report(bool json) const;
 	const FlowStats *find(const std::string &src, const std::string &dst, uint32_t qpn) const;
+	// A live capture's kernel drops (pcap_stats): the report then ends with
+	// them, since a flow missing packets the kernel dropped shows false gaps.
+	void set_dropped(uint64_t n) {
+		dropped_ = n;
+		have_dropped_ = true;
+	}
 
 private:
+	uint64_t dropped_ = 0;
+	bool have_dropped_ = false;
 	using Key = std::tuple<std::string, std::string, uint32_t>;
 	std::map<Key, FlowStats> flows_;
 };

@@ -20,8 +20,10 @@ using namespace sroce_dump;
 namespace {
 
 pcap_t *g_pcap;
+volatile sig_atomic_t g_stopped; // by SIGINT/SIGTERM, not by -c or the end of a file
 
 void on_signal(int) {
+	g_stopped = 1;
 	if (g_pcap)
 		pcap_breakloop(g_pcap);
 }
@@ -33,6 +35,9 @@ struct Options {
 	int opcode = -1;
 	long long count = -1;
 	int snaplen = 262144;
+	// The kernel's capture ring: large, so that a slow reader (a busy or
+	// emulated CPU) loses nothing; losses are reported at exit.
+	long long buffer_kib = 32768;
 };
 
 struct State {
@@ -46,7 +51,7 @@ struct State {
 void usage(FILE *f) {
 	fprintf(f,
 		"usage: sroce-dump [-d RDMA_DEV | -i IFACE | -r FILE] [-w FILE] [--json] [--flows]\n"
-		"                  [--qpn N] [--opcode NAME|NUM] [-c COUNT] [-s SNAPLEN] [--tt]\n"
+		"                  [--qpn N] [--opcode NAME|NUM] [-c COUNT] [-s SNAPLEN] [-B KIB] [--tt]\n"
 		"                  [--print] [BPF EXPRESSION...]\n"
 		"Prints RoCEv2 packets (udp dst port 4791, narrowed by the expression), one per\n"
 		"line, each ending with its ICRC verdict: ok, BAD, unverifiable or -.\n");
@@ -83,11 +88,12 @@ void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
 		pcap_breakloop(g_pcap);
 }
 
-pcap_t *open_live(const std::string &iface, int snaplen, char *errbuf) {
+pcap_t *open_live(const std::string &iface, int snaplen, long long buffer_kib, char *errbuf) {
 	pcap_t *p = pcap_create(iface.c_str(), errbuf);
 	if (!p)
 		return nullptr;
 	pcap_set_snaplen(p, snaplen);
+	pcap_set_buffer_size(p, int(buffer_kib * 1024));
 	pcap_set_immediate_mode(p, 1);
 	pcap_set_timeout(p, 100);
 	int rc = pcap_activate(p);
@@ -112,6 +118,7 @@ int main(int argc, char **argv) {
 		{"write", required_argument, nullptr, 'w'},
 		{"count", required_argument, nullptr, 'c'},
 		{"snaplen", required_argument, nullptr, 's'},
+		{"buffer-size", required_argument, nullptr, 'B'},
 		{"json", no_argument, nullptr, opt_json},
 		{"flows", no_argument, nullptr, opt_flows},
 		{"qpn", required_argument, nullptr, opt_qpn},
@@ -123,7 +130,7 @@ int main(int argc, char **argv) {
 	};
 	int c;
 	long long n;
-	while ((c = getopt_long(argc, argv, "+d:i:r:w:c:s:h", longopts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:i:r:w:c:s:B:h", longopts, nullptr)) != -1) {
 		switch (c) {
 		case 'd':
 			o.device = optarg;
@@ -149,6 +156,12 @@ int main(int argc, char **argv) {
 				return 2;
 			}
 			o.snaplen = int(n);
+			break;
+		case 'B':
+			if (!parse_number(optarg, &o.buffer_kib) || o.buffer_kib < 64 || o.buffer_kib > 1048576) {
+				fprintf(stderr, "sroce-dump: bad buffer size %s (KiB, 64 to 1048576)\n", optarg);
+				return 2;
+			}
 			break;
 		case opt_json:
 			o.json = true;
@@ -208,7 +221,7 @@ int main(int argc, char **argv) {
 	if (!o.read_file.empty())
 		g_pcap = pcap_open_offline(o.read_file.c_str(), errbuf);
 	else
-		g_pcap = open_live(o.iface, o.snaplen, errbuf);
+		g_pcap = open_live(o.iface, o.snaplen, o.buffer_kib, errbuf);
 	if (!g_pcap) {
 		fprintf(stderr, "sroce-dump: %s\n", errbuf);
 		return 1;
@@ -245,6 +258,20 @@ int main(int argc, char **argv) {
 	if (rc == PCAP_ERROR) {
 		fprintf(stderr, "sroce-dump: %s\n", pcap_geterr(g_pcap));
 		status = 1;
+	}
+	struct pcap_stat ps = {};
+	bool live = o.read_file.empty();
+	if (live && g_stopped && rc == PCAP_ERROR_BREAK) {
+		// Stopped by a signal: what the ring already holds was captured,
+		// so it is read too rather than lost.
+		pcap_setnonblock(g_pcap, 1, errbuf);
+		while (pcap_dispatch(g_pcap, -1, on_packet, reinterpret_cast<u_char *>(&st)) > 0)
+			;
+	}
+	if (live && pcap_stats(g_pcap, &ps) == 0) {
+		fprintf(stderr, "sroce-dump: %u packets received by filter, %u dropped by kernel\n", ps.ps_recv,
+			ps.ps_drop);
+		st.flows.set_dropped(ps.ps_drop);
 	}
 	if (st.dumper)
 		pcap_dump_close(st.dumper);

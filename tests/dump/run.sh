@@ -152,6 +152,26 @@ check "BPF 'src host 10.0.0.2' keeps 6" test "$("$dump" -r "$work/t.pcap" src ho
 check "unknown opcode name is a usage error" test $? -eq 2
 "$dump" >/dev/null 2>&1
 check "no source is a usage error" test $? -eq 2
+"$dump" -i lo -B 10 >/dev/null 2>&1
+check "a capture buffer under 64 KiB is a usage error" test $? -eq 2
+
+# A live capture (on this machine's lo) reports the kernel's drops at exit,
+# on stderr and at the end of --flows.
+"$dump" -i lo -B 1024 --flows >"$work/live.out" 2>"$work/live.err" &
+lpid=$!
+sleep 1 # pcap_activate
+python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(5):
+    s.sendto(b"\x04" + bytes(27), ("127.0.0.1", 4791))
+'
+sleep 0.5
+kill -INT $lpid
+wait $lpid
+check "live: exit 0 on SIGINT" test $? -eq 0
+check "live: stderr says received and dropped" grep -qE '^sroce-dump: ([5-9]|[1-9][0-9]+) packets received by filter, 0 dropped by kernel$' "$work/live.err"
+check "live: --flows ends with the kernel drops" sh -c "tail -1 '$work/live.out' | grep -qx 'capture: 0 packets dropped by kernel'"
 "$dump" -r "$work/t.pcap" 'udp and (' >/dev/null 2>&1
 check "bad BPF expression is an error" test $? -eq 2
 
