@@ -4,7 +4,7 @@
 #   make              build the module, the provider, test programs, host tests
 #   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
-#   make test-vm-slow the slow VM tests (tests/vm/slow: all netem faults, counters), ~15 min
+#   make test-vm-slow the slow VM tests (tests/vm/slow: all netem faults, SQ poller stress), ~15 min
 #   make bench        sroce against rdma_rxe in one VM -> Documentation/benchmarks.md
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make install      install sroce.ko and the provider on this host
