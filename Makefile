@@ -133,8 +133,8 @@ test-host: host
 test-vm: kmod user progs
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 
-# The slow VM tests (tests/vm/slow: netem faults on the wire, counters
-# against captures; ~15 min under TCG), not in the default suite.
+# The slow VM tests (tests/vm/slow: every netem fault, the SQ poller stress;
+# ~15 min under TCG), not in the default suite.
 test-vm-slow: kmod user progs
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER) $(wildcard $(TOP)/tests/vm/slow/[0-9]*.sh)
 
