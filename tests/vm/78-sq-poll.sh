@@ -10,7 +10,7 @@
 # vm-timeout: 400
 . "$(dirname "$0")/lib.sh"
 
-ITERS=3000
+ITERS=2000
 two_hosts 7 9000
 
 # up: sroce devices in h1 and h2 (module loaded with the given parameters).
