@@ -30,19 +30,7 @@ sleep 1
 
 # The stand-in server: ibv_rc_pingpong's exchange "LID:QPN:PSN:GID" with QPN
 # 0x000123 at vethB's address; no QP behind it.
-ip netns exec h2 python3 - <<'PY' &
-import socket
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.0.1.2", 18515))
-s.listen(1)
-s.settimeout(30)
-c, _ = s.accept()
-c.recv(52)
-c.sendall(b"0000:000123:000064:00000000000000000000ffff0a000102\0")
-c.recv(16)
-c.close()
-PY
+ip netns exec h2 python3 "$TOP/tests/vm/standin_server.py" 10.0.1.2 18515 123 00000000000000000000ffff0a000102 &
 ps=$!
 # Python starts slowly under TCG: connect only once it listens.
 check "stand-in server listening" wait_until 30 sh -c "ip netns exec h2 ss -Htln | grep -q ':18515 '"

@@ -20,7 +20,10 @@
 # vm-timeout: 300
 . "$(dirname "$0")/lib.sh"
 DUMP=$TOP/build/user/sroce-dump
-work=$TOP/build/scratch/76-counters
+# Artifacts in vm-run's output directory (the source tree is read-only in
+# the VM), else a temporary one.
+work=${VM_OUT:+$VM_OUT/76-counters}
+work=${work:-$(mktemp -d)}
 rm -rf "$work"
 mkdir -p "$work"
 

@@ -6,24 +6,8 @@
 # vm-timeout: 900
 . "$(dirname "$0")/lib.sh"
 
-ip netns add h2
-ip link add veth-r type veth peer name veth-s netns h2
-ip link set lo up
-ip link set veth-r mtu 1500 up
-ip addr add 10.0.7.1/24 dev veth-r
-ip -n h2 link set lo up
-ip -n h2 link set veth-s mtu 1500 up
-ip -n h2 addr add 10.0.7.2/24 dev veth-s
-modprobe crc32_generic 2>/dev/null
-modprobe rdma_rxe
-modprobe sroce
+check "rxe0 on veth-r, sroce2 on veth-s in h2, with their IPv4 GIDs" rxe_and_sroce 7
 modprobe rdma_ucm
-check "rxe0 on veth-r" rdma link add rxe0 type rxe netdev veth-r
-check "sroce2 on veth-s" ip netns exec h2 rdma link add sroce2 type sroce netdev veth-s
-check "rxe0's IPv4 GID" wait_until 10 gid_index rxe0 10.0.7.1
-check "sroce2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.7.2
-gr=$(gid_index rxe0 10.0.7.1)
-gs=$(gid_index sroce2 10.0.7.2)
 
 # both NAME SERVER_CMD -- CLIENT_CMD, with @DEV@/@GID@/@PEER@ filled per side:
 # first rxe serves and sroce connects, then the other way round.

@@ -11,26 +11,14 @@
 # vm-timeout: 300
 . "$(dirname "$0")/lib.sh"
 DUMP=$TOP/build/user/sroce-dump
-work=$TOP/build/scratch/87-capture-agree
+# Artifacts in vm-run's output directory (the source tree is read-only in
+# the VM), else a temporary one.
+work=${VM_OUT:+$VM_OUT/87-capture-agree}
+work=${work:-$(mktemp -d)}
 rm -rf "$work"
 mkdir -p "$work"
 
-ip netns add h2
-ip link add veth-r type veth peer name veth-s netns h2
-ip link set veth-r mtu 1500 up
-ip addr add 10.0.87.1/24 dev veth-r
-ip -n h2 link set lo up
-ip -n h2 link set veth-s mtu 1500 up
-ip -n h2 addr add 10.0.87.2/24 dev veth-s
-modprobe crc32_generic 2>/dev/null
-modprobe rdma_rxe
-modprobe sroce
-check "rxe0 on veth-r" rdma link add rxe0 type rxe netdev veth-r
-check "sroce2 on veth-s in h2" ip netns exec h2 rdma link add sroce2 type sroce netdev veth-s
-check "rxe0's IPv4 GID" wait_until 10 gid_index rxe0 10.0.87.1
-check "sroce2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.87.2
-gr=$(gid_index rxe0 10.0.87.1)
-gs=$(gid_index sroce2 10.0.87.2)
+check "rxe0 on veth-r, sroce2 on veth-s in h2, with their IPv4 GIDs" rxe_and_sroce 87
 ping -c 2 -i 0.2 -W 2 10.0.87.2 >/dev/null 2>&1 # ARP before the capture
 
 "$DUMP" -i veth-r -w "$work/c.pcap" 2>"$work/dump.err" &
@@ -76,19 +64,7 @@ run "ibv_ud_pingpong" rxe sroce ibv_ud_pingpong -n 5 -s 512
 # A forced retransmission: sroce's ibv_rc_pingpong client gets, from a
 # stand-in server on rxe's side, QPN 0x000123, which rxe does not have, so
 # rxe drops every SEND and sroce resends it until its retries run out.
-python3 - <<'PY' &
-import socket
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.0.87.1", 18600))
-s.listen(1)
-s.settimeout(30)
-c, _ = s.accept()
-c.recv(52)
-c.sendall(b"0000:000123:000064:00000000000000000000ffff0a005701\0")
-c.recv(16)
-c.close()
-PY
+python3 "$TOP/tests/vm/standin_server.py" 10.0.87.1 18600 123 00000000000000000000ffff0a005701 &
 ps=$!
 check "stand-in server listening" wait_until 30 sh -c "ss -Htln | grep -q '10.0.87.1:18600 '"
 ip netns exec h2 timeout 20 ibv_rc_pingpong -d sroce2 -g "$gs" -p 18600 -n 1 10.0.87.1 >"$work/pp.txt" 2>&1

@@ -125,6 +125,27 @@ cm_listeners() { rdma res show cm_id 2>/dev/null | grep -c 'state LISTEN'; }
 # cm_listening N: more than N do (a server started after cm_listeners said N).
 cm_listening() { [ "$(cm_listeners)" -gt "$1" ]; }
 
+# rxe_and_sroce NET: rdma_rxe's rxe0 on veth-r (init_net, 10.0.NET.1) and
+# sroce2 on veth-s (namespace h2, 10.0.NET.2), the two ends of one veth
+# pair with MTU 1500; sets gr and gs to each one's IPv4 GID index.
+rxe_and_sroce() {
+	local net=$1
+	ip netns add h2 && ip link add veth-r type veth peer name veth-s netns h2 || return 1
+	ip link set lo up
+	ip link set veth-r mtu 1500 up
+	ip addr add "10.0.$net.1/24" dev veth-r
+	ip -n h2 link set lo up
+	ip -n h2 link set veth-s mtu 1500 up
+	ip -n h2 addr add "10.0.$net.2/24" dev veth-s
+	modprobe crc32_generic 2>/dev/null # rxe's ICRC under TCG (FACTS.md)
+	modprobe rdma_rxe && modprobe sroce || return 1
+	rdma link add rxe0 type rxe netdev veth-r &&
+		ip netns exec h2 rdma link add sroce2 type sroce netdev veth-s || return 1
+	wait_until 10 gid_index rxe0 "10.0.$net.1" && wait_until 10 gid_index sroce2 "10.0.$net.2" || return 1
+	gr=$(gid_index rxe0 "10.0.$net.1")
+	gs=$(gid_index sroce2 "10.0.$net.2")
+}
+
 # sroce_on_hosts NET: a sroce device on each veth of two_hosts NET (sroce1
 # in h1, sroce2 in h2); sets g1 and g2 to the GID index of each one's IPv4
 # address.

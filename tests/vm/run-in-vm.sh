@@ -21,6 +21,9 @@ for t in "${tests[@]}"; do
 		echo "  FAIL: kernel log shows the lines above"
 		rc=1
 	fi
+	# A test that failed or timed out may leave its namespaces (and the
+	# devices in them) behind; the next test starts without them.
+	ip -all netns delete 2>/dev/null
 	if [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "PASS $name ($(( $(date +%s) - start )) s)"
