@@ -16,14 +16,15 @@ for t in "${tests[@]}"; do
 	tmo=$(sed -n 's/^# vm-timeout: \([0-9]*\)$/\1/p' "$t" | head -1)
 	timeout "${tmo:-300}" bash "$t"
 	rc=$?
+	# A test that failed or timed out may leave its namespaces (and the
+	# devices in them) behind; the next test starts without them, and the
+	# kernel log below covers their removal.
+	ip -all netns delete 2>/dev/null
 	# Kernel log lines of this test are its evidence too.
 	if dmesg | grep -E "$bad"; then
 		echo "  FAIL: kernel log shows the lines above"
 		rc=1
 	fi
-	# A test that failed or timed out may leave its namespaces (and the
-	# devices in them) behind; the next test starts without them.
-	ip -all netns delete 2>/dev/null
 	if [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "PASS $name ($(( $(date +%s) - start )) s)"
