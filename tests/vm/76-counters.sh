@@ -224,12 +224,17 @@ if [ -n "$first" ]; then
 	lo=$((first > 12 ? first - 12 : 1))
 	log "  sroce-dump -r loss.pcap, frames $lo..$((first + 3)) (first retransmission: frame $first):"
 	sed -n "${lo},$((first + 3))p" "$work/loss.txt" | sed 's/^/    /'
-	log "  tshark, same frames:"
+	log "  tshark, same frames (number, source, opcode, dest QP, PSN, ack request, AETH syndrome, MSN, ICRC):"
 	tshark -r "$work/loss.pcap" -Y "frame.number >= $lo && frame.number <= $((first + 3))" -T fields \
 		-E separator=/t -e frame.number -e ip.src -e infiniband.bth.opcode -e infiniband.bth.destqp \
-		-e infiniband.bth.psn -e infiniband.bth.ackreq -e infiniband.aeth.syndrome -e infiniband.aeth.msn \
-		-e infiniband.invariant.crc 2>/dev/null | sed 's/^/    /'
+		-e infiniband.bth.psn -e infiniband.bth.a -e infiniband.aeth.syndrome -e infiniband.aeth.msn \
+		-e infiniband.invariant.crc >"$work/side.tshark" 2>/dev/null
+	sed 's/^/    /' "$work/side.tshark"
+	check "tshark shows the same frames with the same PSNs" test \
+		"$(cut -f5 "$work/side.tshark" | tr '\n' ' ')" = \
+		"$(sed -n "${lo},$((first + 3))p" "$work/loss.txt" | sed 's/.* psn \([0-9]*\).*/\1/' | tr '\n' ' ')"
 fi
+check "a retransmission was found in the capture" test -n "$first"
 
 ip netns del n1
 ip netns del n2
