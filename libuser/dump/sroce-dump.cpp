@@ -94,7 +94,10 @@ pcap_t *open_live(const std::string &iface, int snaplen, long long buffer_kib, c
 		return nullptr;
 	pcap_set_snaplen(p, snaplen);
 	pcap_set_buffer_size(p, int(buffer_kib * 1024));
-	pcap_set_immediate_mode(p, 1);
+	// No immediate mode: libpcap then uses a TPACKET_V2 ring of
+	// snaplen-sized slots on offloading netdevs (veth), a few frames per
+	// MiB, and bursts overflow it. TPACKET_V3 packs frames into blocks,
+	// handed over at the latest after the 100 ms timeout.
 	pcap_set_timeout(p, 100);
 	int rc = pcap_activate(p);
 	if (rc < 0) {
