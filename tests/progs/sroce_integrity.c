@@ -575,6 +575,7 @@ static int server_loop(void)
 /* ---- connection ------------------------------------------------------------ */
 
 static struct rdma_event_channel *ec;
+static int disconnected; /* the peer's DREQ has arrived: nothing to wait for at teardown */
 
 static int wait_event(enum rdma_cm_event_type want, struct rdma_cm_event **out)
 {
@@ -641,7 +642,7 @@ static void teardown(void)
 		/* The peer may have gone first: any event (or none) ends it. */
 		struct pollfd pfd = { .fd = ec->fd, .events = POLLIN };
 
-		if (poll(&pfd, 1, 5000) == 1 && rdma_get_cm_event(ec, &ev) == 0)
+		if (!disconnected && poll(&pfd, 1, 5000) == 1 && rdma_get_cm_event(ec, &ev) == 0)
 			rdma_ack_cm_event(ev);
 		rdma_destroy_qp(id);
 	}
@@ -761,6 +762,15 @@ int main(int argc, char **argv)
 		printf("connected: seed %" PRIu64 ", %d ops up to %" PRIu64 " B, ack timeout %u, retry %d\n", seed,
 		       ops, max, timeout, retry);
 		rc = client(ops, max);
+		/*
+		 * The server sent the last message. Its ACK may be lost, and
+		 * disconnecting now would put this QP in the error state and drop
+		 * the retransmission: the server would end in "retry counter
+		 * exceeded". So the server disconnects first, once its last send
+		 * has completed, and the client waits for that DREQ.
+		 */
+		if (rc == 0 && wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL) == 0)
+			disconnected = 1;
 	}
 out:
 	teardown();
