@@ -109,6 +109,7 @@ void sroce_core_dev_sq_poll(sroce_core_dev *dev, sroce_core_sq_poll_stats *s) {
 	s->wakeups = st.wakeups;
 	s->drains = st.drains;
 	s->rechecks = st.rechecks;
+	s->dozes = st.dozes;
 }
 
 } // extern "C"

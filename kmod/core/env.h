@@ -160,6 +160,10 @@ void sroce_env_thread_cancel_sleep(struct sroce_env_thread *self);
 void sroce_env_thread_sleep(struct sroce_env_thread *self);
 /* Busy-poll pause: lets the scheduler run others (cond_resched, cpu_relax). */
 void sroce_env_thread_relax(struct sroce_env_thread *self);
+/* Nonzero when other tasks wait for the calling thread's CPU (need_resched,
+ * or more than one runnable task there): a thread polling without work
+ * should sleep rather than spin. A hint; it may change at once. */
+int sroce_env_thread_contended(struct sroce_env_thread *self);
 /* Any context: wakes t if it sleeps or is about to (see above). */
 void sroce_env_thread_wake(struct sroce_env_thread *t);
 /* Runs fn(arg, b) in the calling thread (process context) with a fresh

@@ -65,7 +65,7 @@ void SqPoller::doorbell() {
 
 SqPoller::Stats SqPoller::stats() const {
 	auto r = ktl::MemoryOrder::relaxed;
-	return {sleeps_.load(r), wakeups_.load(r), drains_.load(r), rechecks_.load(r)};
+	return {sleeps_.load(r), wakeups_.load(r), drains_.load(r), rechecks_.load(r), dozes_.load(r)};
 }
 
 void SqPoller::set_need_wakeup_locked(bool on) {
@@ -154,11 +154,18 @@ void SqPoller::run(sroce_env_thread *self) {
 			continue;
 		}
 		if (sroce_env_now_ns() - last_work < idle_ns_) {
-			sroce_env_thread_relax(self);
-			continue;
+			if (!sroce_env_thread_contended(self)) {
+				sroce_env_thread_relax(self);
+				continue;
+			}
+			// Others want this CPU: spinning would hold it for a
+			// time slice while the posters wait. Doze now; a post
+			// rings and runs inline, as in doorbell mode.
+			dozes_.fetch_add(1, ktl::MemoryOrder::relaxed);
 		}
-		// Idle for idle_ns: announce it, then look once more before
-		// sleeping. From prepare_sleep on, a doorbell's wake is not lost.
+		// Idle for idle_ns (or contended): announce it, then look once
+		// more before sleeping. From prepare_sleep on, a doorbell's
+		// wake is not lost.
 		sroce_env_thread_prepare_sleep(self);
 		bool moved;
 		{

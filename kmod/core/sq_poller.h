@@ -3,7 +3,9 @@
 // and runs their send path when a producer index moved, so a post needs no
 // system call. After sq_idle_us without work it sets NEED_WAKEUP in the
 // context page of every polled context, issues a full barrier, re-checks
-// every SQ and only then sleeps; a doorbell wakes it again. The protocol is
+// every SQ and only then sleeps; a doorbell wakes it again. It takes the
+// same path at once, without waiting sq_idle_us, when other tasks want its
+// CPU (sroce_env_thread_contended). The protocol is
 // described in Documentation/sq-poller.md.
 //
 // The logic is here and runs on env.h threads, so the host tests drive the
@@ -90,6 +92,7 @@ public:
 		u64 wakeups;   // doorbells that found the thread asleep or dozing
 		u64 drains;    // targets drained because their producer moved
 		u64 rechecks;  // sleeps cancelled by the re-check after the barrier
+		u64 dozes;     // sleeps begun before idle_ns: the CPU was contended
 	};
 	Stats stats() const;
 	// True when the thread is asleep (NEED_WAKEUP set everywhere).
@@ -120,6 +123,7 @@ private:
 	ktl::Atomic<u64> wakeups_;
 	ktl::Atomic<u64> drains_;
 	ktl::Atomic<u64> rechecks_;
+	ktl::Atomic<u64> dozes_;
 };
 
 } // namespace sroce

@@ -7,6 +7,7 @@
 #include <linux/cpumask.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/stat.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
@@ -102,6 +103,14 @@ void sroce_env_thread_relax(struct sroce_env_thread *self)
 {
 	cond_resched();
 	cpu_relax();
+}
+
+/* Spinning only helps while the CPU has nothing else to run: with a
+ * busy-polling process on the same CPU, cond_resched alone lets the poller
+ * keep the CPU for a whole time slice (milliseconds) per burst. */
+int sroce_env_thread_contended(struct sroce_env_thread *self)
+{
+	return need_resched() || !single_task_running();
 }
 
 void sroce_env_thread_wake(struct sroce_env_thread *t)

@@ -29,4 +29,8 @@ struct AtomicScope {
 	AtomicScope(const AtomicScope &) = delete;
 	AtomicScope &operator=(const AtomicScope &) = delete;
 };
+
+// What sroce_env_thread_contended answers for every thread (default false:
+// a CPU of its own). The SQ poller sleeps early while it is true.
+void set_thread_contended(bool on);
 } // namespace env_host

@@ -20,6 +20,14 @@ struct sroce_env_thread {
 	std::atomic<bool> stop{false};
 };
 
+namespace {
+// What sroce_env_thread_contended answers: set by the tests, since the
+// host's real run queues are not the VM's.
+std::atomic<bool> g_contended{false};
+} // namespace
+
+void env_host::set_thread_contended(bool on) { g_contended.store(on, std::memory_order_relaxed); }
+
 extern "C" {
 
 sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *) {
@@ -67,6 +75,8 @@ void sroce_env_thread_sleep(sroce_env_thread *self) {
 }
 
 void sroce_env_thread_relax(sroce_env_thread *) { std::this_thread::yield(); }
+
+int sroce_env_thread_contended(sroce_env_thread *) { return g_contended.load(std::memory_order_relaxed); }
 
 void sroce_env_thread_wake(sroce_env_thread *t) {
 	if (!t)

@@ -221,6 +221,8 @@ TEST_CASE("SQ poller: sleeps when idle with NEED_WAKEUP set, a doorbell resumes 
 	}
 	CHECK(rang < 100);
 	CHECK(sq.poller_drains.load() > 0);
+	// Its CPU is not contended (env_host's default): it never dozed.
+	CHECK(poller.stats().dozes == 0);
 	// And it goes back to sleep.
 	REQUIRE(wait_for([&] { return poller.asleep(); }));
 	CHECK((a.page.flags & SROCE_CTX_NEED_WAKEUP));
@@ -228,6 +230,86 @@ TEST_CASE("SQ poller: sleeps when idle with NEED_WAKEUP set, a doorbell resumes 
 	poller.remove(sq);
 	poller.remove_ctx(ca);
 	poller.remove_ctx(cb);
+	poller.stop();
+	CHECK(env_host::warnings() == 0);
+}
+
+namespace {
+// Sets what sroce_env_thread_contended answers; back to "not contended" at
+// the end of the test, whatever happens.
+struct Contended {
+	explicit Contended(bool on) { env_host::set_thread_contended(on); }
+	~Contended() { env_host::set_thread_contended(false); }
+	void set(bool on) { env_host::set_thread_contended(on); }
+};
+} // namespace
+
+TEST_CASE("SQ poller: dozes at once when its CPU is contended and loses no WR", "[sq_poller][threads]") {
+	env_host::clear();
+	SqPoller poller;
+	// Far longer than the test: only contention can make it sleep early.
+	REQUIRE(!poller.start(300ull * 1000 * 1000 * 1000, "test_sqp").is_error());
+	Page p;
+	SqPollCtx ctx;
+	ctx.flags = &p.page.flags;
+	poller.add_ctx(ctx);
+	FakeSq sq;
+	poller.add(sq);
+	auto wait_for = [](auto pred) {
+		for (int i = 0; i < 3000 && !pred(); i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		return pred();
+	};
+
+	Contended busy(true);
+	// A doorbell wakes it; it finds nothing and, the CPU being wanted,
+	// goes back to sleep with NEED_WAKEUP set instead of spinning.
+	CHECK(post(sq, poller, p.page, 1));
+	REQUIRE(wait_for([&] { return poller.asleep(); }));
+	CHECK((p.page.flags & SROCE_CTX_NEED_WAKEUP));
+	CHECK(poller.stats().dozes > 0);
+	CHECK(wait_consumed(sq, 1000000000ull));
+
+	// Contention coming and going while bursts are posted: every WR is
+	// drained, by a doorbell or by the poller, never by both at once.
+	std::atomic<bool> stop{false};
+	std::thread toggler([&] {
+		std::mt19937 r(7);
+		while (!stop.load()) {
+			busy.set(r() % 2);
+			spin_for_ns(r() % 40000);
+		}
+	});
+	std::mt19937_64 rng(env_u64("SROCE_SIM_SEED", 6));
+	uint64_t lost = 0, rang = 0, posted = 0;
+	const uint64_t cycles = env_u64("SROCE_SQPOLL_CYCLES", 100000) / 5;
+	for (uint64_t c = 0; c < cycles && !lost; c++) {
+		uint32_t burst = 1 + rng() % 8;
+		for (uint32_t i = 0; i < burst; i++)
+			rang += post(sq, poller, p.page, 1);
+		posted += burst;
+		if (!wait_consumed(sq, 1000000000ull))
+			lost++;
+		spin_for_ns(rng() % 20000);
+	}
+	stop.store(true);
+	toggler.join();
+	auto st = poller.stats();
+	std::printf("sq_poller contended: %llu WRs, %llu doorbells, %llu poller drains, %llu sleeps, %llu dozes, "
+		    "%llu re-checks\n",
+		    (unsigned long long)posted, (unsigned long long)rang,
+		    (unsigned long long)sq.poller_drains.load(), (unsigned long long)st.sleeps,
+		    (unsigned long long)st.dozes, (unsigned long long)st.rechecks);
+	CHECK(lost == 0);
+	CHECK(sq.consumed.load() == sq.hdr.producer);
+	CHECK(sq.overlaps.load() == 0);
+	// Both modes ran: dozes (posts rang) and polling (posts did not).
+	CHECK(st.dozes > 1);
+	CHECK(rang > 1);
+	CHECK(rang < posted);
+
+	poller.remove(sq);
+	poller.remove_ctx(ctx);
 	poller.stop();
 	CHECK(env_host::warnings() == 0);
 }
