@@ -365,6 +365,7 @@ struct sroce_core_sq_poll_stats {
 	unsigned long long drains;   /* SQ runs it started */
 	unsigned long long rechecks; /* sleeps the post-barrier re-check cancelled */
 	unsigned long long dozes;    /* sleeps begun early: its CPU was contended */
+	unsigned long long held;     /* doorbells that did not wake it: a doze held */
 };
 void sroce_core_dev_sq_poll(struct sroce_core_dev *dev, struct sroce_core_sq_poll_stats *s);
 

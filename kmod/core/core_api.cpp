@@ -110,6 +110,7 @@ void sroce_core_dev_sq_poll(sroce_core_dev *dev, sroce_core_sq_poll_stats *s) {
 	s->drains = st.drains;
 	s->rechecks = st.rechecks;
 	s->dozes = st.dozes;
+	s->held = st.held;
 }
 
 } // extern "C"

@@ -57,6 +57,14 @@ void SqPoller::doorbell() {
 	// (set_current_state) before the thread checks wake_req_.
 	if (!thread_)
 		return;
+	// A doze holds for idle_ns: the poster ran its WRs inline already,
+	// and a thread woken now would most likely find nothing and doze
+	// again, two context switches per post on the contended CPU.
+	u64 until = doze_until_.load(ktl::MemoryOrder::acquire);
+	if (until && sroce_env_now_ns() < until) {
+		held_.fetch_add(1, ktl::MemoryOrder::relaxed);
+		return;
+	}
 	wake_req_.store(1, ktl::MemoryOrder::seq_cst);
 	if (asleep())
 		wakeups_.fetch_add(1, ktl::MemoryOrder::relaxed);
@@ -65,7 +73,8 @@ void SqPoller::doorbell() {
 
 SqPoller::Stats SqPoller::stats() const {
 	auto r = ktl::MemoryOrder::relaxed;
-	return {sleeps_.load(r), wakeups_.load(r), drains_.load(r), rechecks_.load(r), dozes_.load(r)};
+	return {sleeps_.load(r), wakeups_.load(r), drains_.load(r), rechecks_.load(r), dozes_.load(r),
+		held_.load(r)};
 }
 
 void SqPoller::set_need_wakeup_locked(bool on) {
@@ -153,6 +162,7 @@ void SqPoller::run(sroce_env_thread *self) {
 			sroce_env_thread_relax(self);
 			continue;
 		}
+		bool doze = false;
 		if (sroce_env_now_ns() - last_work < idle_ns_) {
 			if (!sroce_env_thread_contended(self)) {
 				sroce_env_thread_relax(self);
@@ -161,7 +171,7 @@ void SqPoller::run(sroce_env_thread *self) {
 			// Others want this CPU: spinning would hold it for a
 			// time slice while the posters wait. Doze now; a post
 			// rings and runs inline, as in doorbell mode.
-			dozes_.fetch_add(1, ktl::MemoryOrder::relaxed);
+			doze = true;
 		}
 		// Idle for idle_ns (or contended): announce it, then look once
 		// more before sleeping. From prepare_sleep on, a doorbell's
@@ -188,10 +198,15 @@ void SqPoller::run(sroce_env_thread *self) {
 			last_work = sroce_env_now_ns();
 			continue;
 		}
+		if (doze) {
+			dozes_.fetch_add(1, ktl::MemoryOrder::relaxed);
+			doze_until_.store(sroce_env_now_ns() + idle_ns_, ktl::MemoryOrder::release);
+		}
 		asleep_.store(1, ktl::MemoryOrder::release);
 		sleeps_.fetch_add(1, ktl::MemoryOrder::relaxed);
 		sroce_env_thread_sleep(self);
 		asleep_.store(0, ktl::MemoryOrder::release);
+		doze_until_.store(0, ktl::MemoryOrder::release);
 		// Woken by a doorbell (handled at the top) or by stop.
 		last_work = sroce_env_now_ns();
 	}

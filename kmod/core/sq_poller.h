@@ -5,7 +5,8 @@
 // context page of every polled context, issues a full barrier, re-checks
 // every SQ and only then sleeps; a doorbell wakes it again. It takes the
 // same path at once, without waiting sq_idle_us, when other tasks want its
-// CPU (sroce_env_thread_contended). The protocol is
+// CPU (sroce_env_thread_contended); such a doze lasts sq_idle_us, during
+// which posts ring and run inline without waking the thread. The protocol is
 // described in Documentation/sq-poller.md.
 //
 // The logic is here and runs on env.h threads, so the host tests drive the
@@ -93,6 +94,7 @@ public:
 		u64 drains;    // targets drained because their producer moved
 		u64 rechecks;  // sleeps cancelled by the re-check after the barrier
 		u64 dozes;     // sleeps begun before idle_ns: the CPU was contended
+		u64 held;      // doorbells that did not wake the thread: a doze held
 	};
 	Stats stats() const;
 	// True when the thread is asleep (NEED_WAKEUP set everywhere).
@@ -119,11 +121,15 @@ private:
 	u64 idle_ns_ = 0;
 	ktl::Atomic<u32> wake_req_;  // a doorbell since the thread last looked
 	ktl::Atomic<u32> asleep_;
+	// While a doze holds (now < doze_until_, 0: none), doorbells do not
+	// wake the thread.
+	ktl::Atomic<u64> doze_until_;
 	ktl::Atomic<u64> sleeps_;
 	ktl::Atomic<u64> wakeups_;
 	ktl::Atomic<u64> drains_;
 	ktl::Atomic<u64> rechecks_;
 	ktl::Atomic<u64> dozes_;
+	ktl::Atomic<u64> held_;
 };
 
 } // namespace sroce

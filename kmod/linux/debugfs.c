@@ -66,6 +66,7 @@ static int sroce_dev_sq_poll_show(struct seq_file *m, void *unused)
 	seq_printf(m, "drains %llu\n", s.drains);
 	seq_printf(m, "rechecks %llu\n", s.rechecks);
 	seq_printf(m, "dozes %llu\n", s.dozes);
+	seq_printf(m, "held %llu\n", s.held);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_sq_poll);
