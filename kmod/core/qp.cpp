@@ -328,16 +328,22 @@ void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
 
 // Completes every send WQE that is done, in order, releasing its SQ slot.
 void Qp::complete_done_locked(sroce_env_batch *b) {
-	bool moved = false;
-	while (sq_done_ != sq_fetched_ && swqe(sq_done_).done) {
-		complete_send_locked(swqe(sq_done_), b);
+	u32 from = sq_done_;
+	while (sq_done_ != sq_fetched_ && swqe(sq_done_).done)
 		sq_done_++;
-		moved = true;
-	}
-	if (moved && user_)
+	if (sq_done_ == from)
+		return;
+	// The slots are released before their CQEs appear: a poster that
+	// polls a CQE and posts at once (ib_read_lat, a one-deep SQ, the
+	// completion running on another CPU, e.g. in the SQ poller's send)
+	// must find its slot free. The CQEs are built from the kernel's
+	// copies (swqe), which only the requester refills, under this lock.
+	if (user_)
 		sq_.publish_consumer(sq_done_);
-	else if (moved)
+	else
 		sq_.set_consumer(sq_done_);
+	for (u32 i = from; i != sq_done_; i++)
+		complete_send_locked(swqe(i), b);
 }
 
 // Completes every WQE in both queues with WR_FLUSH_ERR (IBTA 10.3.1 error
