@@ -16,13 +16,14 @@ MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (defau
 
 /* The SQ poller (Documentation/sq-poller.md). Read when a device is
  * created: a change applies to devices added afterwards. */
-bool sroce_sq_poll; /* off by default until the poller yields while it spins: Documentation/status.md */
+/* On by default: the poller dozes at once when another task wants its CPU. */
+bool sroce_sq_poll = true;
 module_param_named(sq_poll, sroce_sq_poll, bool, 0644);
-MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call (default: N)");
+MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call (default: Y)");
 
 unsigned int sroce_sq_idle_us = 2000;
 module_param_named(sq_idle_us, sroce_sq_idle_us, uint, 0644);
-MODULE_PARM_DESC(sq_idle_us, "Microseconds an SQ poller polls without work before it sleeps (default: 2000)");
+MODULE_PARM_DESC(sq_idle_us, "Microseconds an SQ poller polls without work before it sleeps, and a doze on a contended CPU holds (default: 2000)");
 
 char *sroce_sq_poll_cpus = "";
 module_param_named(sq_poll_cpus, sroce_sq_poll_cpus, charp, 0444);

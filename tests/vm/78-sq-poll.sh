@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The SQ poller (Documentation/sq-poller.md), between two namespaces:
-#  - with the poller on, strace -f -c of an ib_write_bw and an ib_send_bw
-#    client shows a small constant of write() calls, not one per post;
+#  - the poller is on by default; with the pollers on CPU 1 and the tools
+#    on CPU 0, strace -f -c of an ib_write_bw and an ib_send_bw client
+#    shows a small constant of write() calls, not one per post;
+#  - a poller whose CPU another task wants dozes instead of spinning;
 #  - in doorbell mode (module parameter sq_poll=0, or SROCE_NO_SQ_POLL=1 for
 #    one process) the same traffic passes with about one write() per post;
 #  - bursts with idle gaps around sq_idle_us complete every WR in time;
@@ -36,11 +38,11 @@ traced() {
 	local what=$1 tool=$2 spid rc1 rc2
 	shift 2
 	port=$((port + 1))
-	ip netns exec h1 timeout 120 $tool -d sroce1 -x "$g1" -F -u 18 -p $port -s 64 -n $ITERS \
+	ip netns exec h1 taskset -c 0 timeout 120 $tool -d sroce1 -x "$g1" -F -u 18 -p $port -s 64 -n $ITERS \
 		>/tmp/sq.server 2>&1 &
 	spid=$!
 	wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
-	ip netns exec h2 env "$@" timeout 120 strace -f -c -o /tmp/sq.strace \
+	ip netns exec h2 env "$@" taskset -c 0 timeout 120 strace -f -c -o /tmp/sq.strace \
 		$tool -d sroce2 -x "$g2" -F -u 18 -p $port -s 64 -n $ITERS 10.0.7.1 >/tmp/sq.client 2>&1
 	rc2=$?
 	wait $spid
@@ -61,16 +63,19 @@ traced() {
 # Seen with sq_idle_us 2000: 45 to 336 write() calls for 3000 posts; the
 # poller dozes whenever a TCG stall keeps the client from posting for
 # sq_idle_us, and the next post rings. The steady-state check ("poller
-# awake") therefore runs with sq_idle_us 20000, longer than those stalls.
+# awake") therefore runs with sq_idle_us 20000, longer than those stalls,
+# and with the tools (taskset -c 0) off the pollers' CPU (sq_poll_cpus=1):
+# a poller dozes at once when another task wants its CPU, and on 2 vCPUs
+# the busy-polling server and client would otherwise always share it.
 few_writes() { [ "$writes" -lt $((ITERS / 10)) ]; }
 one_write_per_post() { [ "$writes" -ge $((ITERS * 9 / 10)) ]; }
 
-log "-- sq_poll=1 (off by default for now: Documentation/status.md)"
-check "modprobe sroce, two devices, by default without pollers" up
-check "sq_poll defaults to N" grep -qx N /sys/module/sroce/parameters/sq_poll
-check "no poller thread by default" sh -c "[ -z \"\$(pgrep -x sqpoll/veth-h1)\" ]"
+log "-- sq_poll=1 (the default)"
+check "modprobe sroce, two devices" up
+check "sq_poll defaults to Y" grep -qx Y /sys/module/sroce/parameters/sq_poll
+check "a poller thread per device by default" sh -c "[ -n \"\$(pgrep -x sqpoll/veth-h1)\" ] && [ -n \"\$(pgrep -x sqpoll/veth-h2)\" ]"
 check "rdma link delete, rmmod" down
-check "modprobe sroce sq_poll=1 sq_idle_us=20000, two devices" up sq_poll=1 sq_idle_us=20000
+check "modprobe sroce sq_idle_us=20000 sq_poll_cpus=1, two devices" up sq_idle_us=20000 sq_poll_cpus=1
 check "a poller thread per device" sh -c "[ -n \"\$(pgrep -x sqpoll/veth-h1)\" ] && [ -n \"\$(pgrep -x sqpoll/veth-h2)\" ]"
 out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
 check "srocedv_query_device: polling active" grep -qx "sq_poll 1" <<<"$out"
@@ -86,8 +91,17 @@ for tool in ib_write_bw ib_send_bw; do
 	traced "$tool, SROCE_NO_SQ_POLL=1" $tool SROCE_NO_SQ_POLL=1 &&
 		check "$tool, SROCE_NO_SQ_POLL=1: about one write() per post" one_write_per_post
 done
+# A CPU hog beside the pollers (CPU 1): they doze instead of spinning.
+taskset -c 1 sh -c 'while :; do :; done' &
+hog=$!
+d0=$(sq_poll_stat sroce1 dozes)
+check "bursts with a CPU hog beside the poller" \
+	ip netns exec h1 taskset -c 0 timeout 120 "$PROGS/sroce_sqpoll" burst sroce1 200 3000
+check "the poller dozed while its CPU was wanted" test "$(sq_poll_stat sroce1 dozes)" -gt "${d0:-0}"
+kill $hog
+wait $hog 2>/dev/null
 check "rdma link delete, rmmod" down
-check "modprobe sroce sq_poll=1 (sq_idle_us 2000), two devices" up sq_poll=1
+check "modprobe sroce (sq_idle_us 2000), two devices" up
 
 # Bursts and idle gaps around sq_idle_us (2000 us): 0-6 ms between bursts.
 check "bursts with gaps of 0-6 ms (sq_idle_us 2000)" \
