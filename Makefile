@@ -5,6 +5,7 @@
 #   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
 #   make test-vm-slow the slow VM tests (tests/vm/slow: all netem faults, SQ poller stress), ~15 min
+#   make test-vm-doorbell  the VM suite with sq_poll=0, then SROCE_NO_SQ_POLL=1, ~30 min
 #   make bench        sroce against rdma_rxe in one VM -> Documentation/benchmarks.md
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make install      install sroce.ko and the provider on this host
@@ -29,7 +30,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-pair test-slow demo bench bench-host install clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow demo bench bench-host install clean
 
 all: kmod user progs host dump
 
@@ -137,6 +138,12 @@ test-vm: kmod user progs
 # ~15 min under TCG), not in the default suite.
 test-vm-slow: kmod user progs
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER) $(wildcard $(TOP)/tests/vm/slow/[0-9]*.sh)
+
+# The VM suite in doorbell-only mode, twice: the module loaded with
+# sq_poll=0, then every process with SROCE_NO_SQ_POLL=1 (~30 min).
+test-vm-doorbell: kmod user progs
+	SROCE_VM_MODPARAMS=sq_poll=0 bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
+	SROCE_NO_SQ_POLL=1 bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 
 # Two VMs on one virtual wire (scripts/vm-run --pair), one pair at a time.
 test-pair: kmod user progs

@@ -13,7 +13,12 @@ fi
 out=$top/build/vm/last-test-run
 rm -rf "$out"
 mkdir -p "$out"
-"$top/scripts/vm-run" "${kargs[@]}" --timeout 3000 --out "$out" -- bash "$top/tests/vm/run-in-vm.sh" "$@"
+# The suite in another mode (make test-vm-doorbell): SROCE_VM_MODPARAMS are
+# module options for every `modprobe sroce` in the guest (modprobe.d), and
+# SROCE_NO_SQ_POLL=1 puts every process's contexts in doorbell mode.
+"$top/scripts/vm-run" "${kargs[@]}" --timeout 3000 --out "$out" -- \
+	env SROCE_VM_MODPARAMS="${SROCE_VM_MODPARAMS:-}" ${SROCE_NO_SQ_POLL:+SROCE_NO_SQ_POLL=$SROCE_NO_SQ_POLL} \
+	bash "$top/tests/vm/run-in-vm.sh" "$@"
 rc=$?
 [ $rc -eq 0 ] || echo "vm tests: exit $rc; logs in $out" >&2
 exit $rc

@@ -7,6 +7,13 @@ bad='WARNING:|BUG:|Oops|general protection|UBSAN|refcount_t|possible circular lo
 passed=0 failed=0
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("$here"/[0-9]*.sh)
+# Another mode for the whole suite (scripts/run-vm-tests.sh): options for
+# every load of the module; the guest's / is a writable overlay.
+if [ -n "${SROCE_VM_MODPARAMS:-}" ]; then
+	echo "options sroce $SROCE_VM_MODPARAMS" >/etc/modprobe.d/sroce-vm.conf
+	echo "module options for this run: $SROCE_VM_MODPARAMS"
+fi
+[ -z "${SROCE_NO_SQ_POLL:-}" ] || echo "environment for this run: SROCE_NO_SQ_POLL=$SROCE_NO_SQ_POLL"
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	echo "=== $name"
