@@ -120,24 +120,50 @@ struct Page {
 	Page() { page.flags = SROCE_CTX_NEED_WAKEUP; } // as Ucontext::fill_page
 };
 
+// Polls pred every millisecond for up to 3 s; its last answer.
+template <class Pred> bool wait_for(Pred pred) {
+	for (int i = 0; i < 3000 && !pred(); i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	return pred();
+}
+
+// A started poller with one polled context and one send queue; the
+// destructor takes them away and stops it, as Qp::destroy and close() do.
+struct OnePolledSq {
+	SqPoller poller;
+	Page p;
+	SqPollCtx ctx;
+	FakeSq sq;
+	explicit OnePolledSq(uint64_t idle_ns) {
+		env_host::clear();
+		REQUIRE(!poller.start(idle_ns, "test_sqp").is_error());
+		ctx.flags = &p.page.flags;
+		poller.add_ctx(ctx);
+		poller.add(sq);
+	}
+	~OnePolledSq() { stop(); }
+	void stop() {
+		if (!poller.running())
+			return;
+		poller.remove(sq);
+		poller.remove_ctx(ctx);
+		poller.stop();
+	}
+};
+
 } // namespace
 
 TEST_CASE("SQ poller: bursts and idle gaps around sq_idle_us lose and delay no WR", "[sq_poller][threads]") {
-	env_host::clear();
 	const uint64_t idle_us = 20;
 	const uint64_t cycles = env_u64("SROCE_SQPOLL_CYCLES", 100000);
 	// A WR the poller missed would wait forever (nobody rings again): 1 s
 	// is orders of magnitude above a wake-up on a loaded 2-core machine.
 	const uint64_t timeout_ns = 1000000000ull;
 
-	SqPoller poller;
-	REQUIRE(!poller.start(idle_us * 1000, "test_sqp").is_error());
-	Page ctx_page;
-	SqPollCtx ctx;
-	ctx.flags = &ctx_page.page.flags;
-	poller.add_ctx(ctx);
-	FakeSq sq;
-	poller.add(sq);
+	OnePolledSq f(idle_us * 1000);
+	SqPoller &poller = f.poller;
+	FakeSq &sq = f.sq;
+	Page &ctx_page = f.p;
 
 	std::mt19937_64 rng(env_u64("SROCE_SIM_SEED", 6));
 	uint64_t doorbells = 0, max_ns = 0, lost = 0, c = 0;
@@ -174,10 +200,7 @@ TEST_CASE("SQ poller: bursts and idle gaps around sq_idle_us lose and delay no W
 	CHECK(st.sleeps >= min_sleeps);
 	CHECK(doorbells >= min_sleeps);
 	CHECK(doorbells < sq.hdr.producer);
-
-	poller.remove(sq);
-	poller.remove_ctx(ctx);
-	poller.stop();
+	f.stop();
 	CHECK(!poller.running());
 	CHECK(env_host::warnings() == 0);
 }
@@ -196,11 +219,6 @@ TEST_CASE("SQ poller: sleeps when idle with NEED_WAKEUP set, a doorbell resumes 
 	FakeSq sq;
 	poller.add(sq);
 
-	auto wait_for = [](auto pred) {
-		for (int i = 0; i < 3000 && !pred(); i++)
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		return pred();
-	};
 	// Nothing to do: asleep, and every polled context says so.
 	REQUIRE(wait_for([&] { return poller.asleep(); }));
 	CHECK((a.page.flags & SROCE_CTX_NEED_WAKEUP));
@@ -246,22 +264,12 @@ struct Contended {
 
 TEST_CASE("SQ poller: dozes at once when its CPU is contended; the doze holds for sq_idle_us",
 	  "[sq_poller][threads]") {
-	env_host::clear();
-	SqPoller poller;
 	// Far longer than the test: only contention can make it sleep, and
 	// its doze then holds until the end.
-	REQUIRE(!poller.start(300ull * 1000 * 1000 * 1000, "test_sqp").is_error());
-	Page p;
-	SqPollCtx ctx;
-	ctx.flags = &p.page.flags;
-	poller.add_ctx(ctx);
-	FakeSq sq;
-	poller.add(sq);
-	auto wait_for = [](auto pred) {
-		for (int i = 0; i < 3000 && !pred(); i++)
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		return pred();
-	};
+	OnePolledSq f(300ull * 1000 * 1000 * 1000);
+	SqPoller &poller = f.poller;
+	FakeSq &sq = f.sq;
+	Page &p = f.p;
 
 	Contended busy(true);
 	// A doorbell wakes it; it finds nothing and, the CPU being wanted,
@@ -282,24 +290,15 @@ TEST_CASE("SQ poller: dozes at once when its CPU is contended; the doze holds fo
 	CHECK(s1.sleeps == s0.sleeps);
 	CHECK(s1.wakeups == s0.wakeups);
 	CHECK(poller.asleep());
-
-	poller.remove(sq);
-	poller.remove_ctx(ctx);
-	poller.stop();
 	CHECK(env_host::warnings() == 0);
 }
 
 TEST_CASE("SQ poller: contention coming and going loses no WR", "[sq_poller][threads]") {
-	env_host::clear();
-	SqPoller poller;
 	const uint64_t idle_us = 20;
-	REQUIRE(!poller.start(idle_us * 1000, "test_sqp").is_error());
-	Page p;
-	SqPollCtx ctx;
-	ctx.flags = &p.page.flags;
-	poller.add_ctx(ctx);
-	FakeSq sq;
-	poller.add(sq);
+	OnePolledSq f(idle_us * 1000);
+	SqPoller &poller = f.poller;
+	FakeSq &sq = f.sq;
+	Page &p = f.p;
 
 	// A thread toggles contention every 0-40 us while bursts are posted
 	// with gaps of 0-60 us: the poller polls, dozes, holds and sleeps in
@@ -340,10 +339,6 @@ TEST_CASE("SQ poller: contention coming and going loses no WR", "[sq_poller][thr
 	CHECK(sq.poller_drains.load() > 0);
 	CHECK(st.dozes > 0);
 	CHECK(rang < posted);
-
-	poller.remove(sq);
-	poller.remove_ctx(ctx);
-	poller.stop();
 	CHECK(env_host::warnings() == 0);
 }
 
