@@ -92,6 +92,7 @@ for tool in ib_write_bw ib_send_bw; do
 	d0=$(sq_poll_stat sroce2 drains)
 	traced "$tool, poller on" $tool && check "$tool: far fewer write() than posts" few_writes
 	check "$tool: the poller drained the SQ" test "$(sq_poll_stat sroce2 drains)" -gt "$d0"
+	log "  sroce2 poller: $(tr '\n' ' ' </sys/kernel/debug/sroce/sroce2/sq_poll)"
 done
 for tool in ib_write_bw ib_send_bw; do
 	traced "$tool, SROCE_NO_SQ_POLL=1" $tool SROCE_NO_SQ_POLL=1 &&
