@@ -52,9 +52,11 @@ struct sroce_core_dev_init {
 	int netdev_up; /* running with carrier */
 	/* The SQ poller (Documentation/sq-poller.md): 0 = none, every post
 	 * rings the doorbell. sq_idle_us: polling without work before the
-	 * thread sleeps. poller_name: its thread's name (15 chars). */
+	 * thread sleeps; sq_yield_us: how long it yields to other tasks on
+	 * its CPU before it dozes. poller_name: its thread's name (15 chars). */
 	int sq_poll;
 	unsigned int sq_idle_us;
+	unsigned int sq_yield_us;
 	char poller_name[16];
 };
 
@@ -366,6 +368,7 @@ struct sroce_core_sq_poll_stats {
 	unsigned long long rechecks; /* sleeps the post-barrier re-check cancelled */
 	unsigned long long dozes;    /* sleeps begun early: its CPU was contended */
 	unsigned long long held;     /* doorbells that did not wake it: a doze held */
+	unsigned long long naps;     /* short sleeps while others wanted its CPU (the grace) */
 };
 void sroce_core_dev_sq_poll(struct sroce_core_dev *dev, struct sroce_core_sq_poll_stats *s);
 

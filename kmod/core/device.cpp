@@ -38,7 +38,8 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 		char name[sizeof(init.poller_name)];
 		__builtin_memcpy(name, init.poller_name, sizeof(name));
 		name[sizeof(name) - 1] = 0;
-		TRY(sq_poller_.start(u64(init.sq_idle_us) * 1000, name[0] ? name : "sroce_sqpoll"));
+		TRY(sq_poller_.start(u64(init.sq_idle_us) * 1000, name[0] ? name : "sroce_sqpoll",
+				     u64(init.sq_yield_us) * 1000));
 	}
 	return {};
 }

@@ -164,6 +164,9 @@ void sroce_env_thread_relax(struct sroce_env_thread *self);
  * or more than one runnable task there): a thread polling without work
  * should sleep rather than spin. A hint; it may change at once. */
 int sroce_env_thread_contended(struct sroce_env_thread *self);
+/* Sleeps about ns (a timer, no wake-up by sroce_env_thread_wake): hands
+ * the CPU to the other tasks there for that long. */
+void sroce_env_thread_nap(struct sroce_env_thread *self, unsigned long long ns);
 /* Any context: wakes t if it sleeps or is about to (see above). */
 void sroce_env_thread_wake(struct sroce_env_thread *t);
 /* Runs fn(arg, b) in the calling thread (process context) with a fresh

@@ -6,12 +6,16 @@ namespace sroce {
 
 SqPoller::~SqPoller() { stop(); }
 
-ktl::Result<void> SqPoller::start(u64 idle_ns, const char *name) {
+ktl::Result<void> SqPoller::start(u64 idle_ns, const char *name, u64 grace_ns) {
 	if (!lock_ready_) {
 		TRY(lock_.init());
 		lock_ready_ = true;
 	}
 	idle_ns_ = idle_ns;
+	// Past idle_ns the poller sleeps anyway: a doze needs a shorter grace.
+	grace_ns_ = grace_ns < idle_ns / 2 ? grace_ns : idle_ns / 2;
+	// A few naps per grace: each is two context switches.
+	nap_ns_ = grace_ns_ / 4 < max_nap_ns ? grace_ns_ / 4 : max_nap_ns;
 	thread_ = sroce_env_thread_create(thread_main, this, name);
 	if (!thread_)
 		return ktl::Error::from_errno(ktl::err::nomem);
@@ -74,7 +78,7 @@ void SqPoller::doorbell() {
 SqPoller::Stats SqPoller::stats() const {
 	auto r = ktl::MemoryOrder::relaxed;
 	return {sleeps_.load(r), wakeups_.load(r), drains_.load(r), rechecks_.load(r), dozes_.load(r),
-		held_.load(r)};
+		held_.load(r), naps_.load(r)};
 }
 
 void SqPoller::set_need_wakeup_locked(bool on) {
@@ -150,11 +154,14 @@ void SqPoller::thread_main(void *arg, sroce_env_thread *self) { static_cast<SqPo
 
 void SqPoller::run(sroce_env_thread *self) {
 	u64 last_work = sroce_env_now_ns();
+	u64 contended_since = 0; // 0: the CPU was free at the last look
+	bool yielding = false;   // NEED_WAKEUP set while others have the CPU
 	while (!sroce_env_thread_should_stop(self)) {
 		if (wake_req_.exchange(0, ktl::MemoryOrder::acq_rel)) {
 			// A poster rang because it saw NEED_WAKEUP (a new context, or
 			// one that joined while we slept): polling resumes for all.
 			set_need_wakeup(false);
+			yielding = false;
 			last_work = sroce_env_now_ns();
 		}
 		if (poll_once()) {
@@ -163,16 +170,41 @@ void SqPoller::run(sroce_env_thread *self) {
 			continue;
 		}
 		bool doze = false;
-		if (sroce_env_now_ns() - last_work < idle_ns_) {
+		u64 now = sroce_env_now_ns();
+		if (now - last_work < idle_ns_) {
 			if (!sroce_env_thread_contended(self)) {
+				contended_since = 0;
+				if (yielding) {
+					// Polling goes on, so no barrier: a post that
+					// still saw the flag rang and ran inline.
+					set_need_wakeup(false);
+					yielding = false;
+				}
 				sroce_env_thread_relax(self);
 				continue;
 			}
-			// Others want this CPU: spinning would hold it for a
-			// time slice while the posters wait. Doze now; a post
-			// rings and runs inline, as in doorbell mode.
+			// Others want this CPU. Brief contention (often the
+			// ksoftirqd our own sends woke) gets the CPU at once and
+			// polling goes on afterwards; meanwhile posts ring and run
+			// inline, as in a doze, instead of waiting for us. If it
+			// lasts, doze: spinning would take whole time slices
+			// from them.
+			if (!contended_since)
+				contended_since = now;
+			if (now - contended_since < grace_ns_) {
+				if (!yielding) {
+					set_need_wakeup(true);
+					yielding = true;
+				}
+				naps_.fetch_add(1, ktl::MemoryOrder::relaxed);
+				sroce_env_thread_nap(self, nap_ns_);
+				continue;
+			}
 			doze = true;
 		}
+		// The sleep path below sets and clears the flags itself.
+		contended_since = 0;
+		yielding = false;
 		// Idle for idle_ns (or contended): announce it, then look once
 		// more before sleeping. From prepare_sleep on, a doorbell's
 		// wake is not lost.

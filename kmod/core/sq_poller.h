@@ -3,11 +3,13 @@
 // and runs their send path when a producer index moved, so a post needs no
 // system call. After sq_idle_us without work it sets NEED_WAKEUP in the
 // context page of every polled context, issues a full barrier, re-checks
-// every SQ and only then sleeps; a doorbell wakes it again. It takes the
-// same path at once, without waiting sq_idle_us, when other tasks want its
-// CPU (sroce_env_thread_contended); such a doze lasts sq_idle_us, during
-// which posts ring and run inline without waking the thread. The protocol is
-// described in Documentation/sq-poller.md.
+// every SQ and only then sleeps; a doorbell wakes it again. When other
+// tasks want its CPU (sroce_env_thread_contended) it sets NEED_WAKEUP and
+// naps, leaving them the CPU while posts ring and run inline; if they
+// still want the CPU after a short grace it takes the sleep path without
+// waiting sq_idle_us: such a doze lasts sq_idle_us, during which posts ring
+// and run inline without waking the thread. The protocol is described in
+// Documentation/sq-poller.md.
 //
 // The logic is here and runs on env.h threads, so the host tests drive the
 // same code with real threads (tests/host/test_sq_poller.cpp).
@@ -64,9 +66,16 @@ public:
 	SqPoller(const SqPoller &) = delete;
 	SqPoller &operator=(const SqPoller &) = delete;
 
+	// How long its CPU must stay contended before an idle poller dozes.
+	// Shorter contention (a kworker, the ksoftirqd its own sends woke)
+	// gets naps: a doze would make every post ring for sq_idle_us.
+	static constexpr u64 default_contend_grace_ns = 500 * 1000;
+
 	// Starts the thread (may sleep). idle_ns: how long the thread polls
-	// without finding work before it sleeps.
-	ktl::Result<void> start(u64 idle_ns, const char *name);
+	// without finding work before it sleeps; grace_ns: how long contention
+	// must last before it dozes (at most idle_ns / 2).
+	ktl::Result<void> start(u64 idle_ns, const char *name,
+				u64 grace_ns = default_contend_grace_ns);
 	// Stops and joins the thread (process context). Every context and
 	// target must have been removed.
 	void stop();
@@ -95,6 +104,7 @@ public:
 		u64 rechecks;  // sleeps cancelled by the re-check after the barrier
 		u64 dozes;     // sleeps begun before idle_ns: the CPU was contended
 		u64 held;      // doorbells that did not wake the thread: a doze held
+		u64 naps;      // short sleeps, NEED_WAKEUP set, while others wanted the CPU
 	};
 	Stats stats() const;
 	// True when the thread is asleep (NEED_WAKEUP set everywhere).
@@ -110,6 +120,7 @@ private:
 	void set_need_wakeup(bool on);
 
 	static constexpr usize batch_max = 32; // targets drained per scan
+	static constexpr u64 max_nap_ns = 100 * 1000;
 
 	ktl::SpinLock lock_;
 	bool lock_ready_ = false;
@@ -119,6 +130,8 @@ private:
 
 	sroce_env_thread *thread_ = nullptr;
 	u64 idle_ns_ = 0;
+	u64 grace_ns_ = 0;
+	u64 nap_ns_ = 0;
 	ktl::Atomic<u32> wake_req_;  // a doorbell since the thread last looked
 	ktl::Atomic<u32> asleep_;
 	// While a doze holds (now < doze_until_, 0: none), doorbells do not
@@ -130,6 +143,7 @@ private:
 	ktl::Atomic<u64> rechecks_;
 	ktl::Atomic<u64> dozes_;
 	ktl::Atomic<u64> held_;
+	ktl::Atomic<u64> naps_;
 };
 
 } // namespace sroce

@@ -67,6 +67,7 @@ static int sroce_dev_sq_poll_show(struct seq_file *m, void *unused)
 	seq_printf(m, "rechecks %llu\n", s.rechecks);
 	seq_printf(m, "dozes %llu\n", s.dozes);
 	seq_printf(m, "held %llu\n", s.held);
+	seq_printf(m, "naps %llu\n", s.naps);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_sq_poll);

@@ -158,6 +158,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ether_addr_copy(init.mac, ndev->dev_addr);
 	init.sq_poll = READ_ONCE(sroce_sq_poll);
 	init.sq_idle_us = READ_ONCE(sroce_sq_idle_us);
+	init.sq_yield_us = READ_ONCE(sroce_sq_yield_us);
 	snprintf(init.poller_name, sizeof(init.poller_name), "sqpoll/%s", netdev_name(ndev));
 
 	sdev = ib_alloc_device(sroce_dev, ibdev);

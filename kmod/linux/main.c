@@ -25,6 +25,10 @@ unsigned int sroce_sq_idle_us = 2000;
 module_param_named(sq_idle_us, sroce_sq_idle_us, uint, 0644);
 MODULE_PARM_DESC(sq_idle_us, "Microseconds an SQ poller polls without work before it sleeps, and a doze on a contended CPU holds (default: 2000)");
 
+unsigned int sroce_sq_yield_us = 500;
+module_param_named(sq_yield_us, sroce_sq_yield_us, uint, 0644);
+MODULE_PARM_DESC(sq_yield_us, "Microseconds an SQ poller yields to other tasks wanting its CPU before it dozes; at most sq_idle_us/2 (default: 500)");
+
 char *sroce_sq_poll_cpus = "";
 module_param_named(sq_poll_cpus, sroce_sq_poll_cpus, charp, 0444);
 MODULE_PARM_DESC(sq_poll_cpus, "CPUs the SQ pollers may run on, as a cpulist such as 0-1,3 (default: any)");

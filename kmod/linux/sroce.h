@@ -172,6 +172,7 @@ static inline const struct sroce_sge *sroce_sges(const struct ib_sge *sg_list)
 extern bool sroce_ipv6;
 extern bool sroce_sq_poll;
 extern unsigned int sroce_sq_idle_us;
+extern unsigned int sroce_sq_yield_us;
 extern char *sroce_sq_poll_cpus;
 
 /* device.c */

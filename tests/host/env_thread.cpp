@@ -78,6 +78,10 @@ void sroce_env_thread_relax(sroce_env_thread *) { std::this_thread::yield(); }
 
 int sroce_env_thread_contended(sroce_env_thread *) { return g_contended.load(std::memory_order_relaxed); }
 
+void sroce_env_thread_nap(sroce_env_thread *, unsigned long long ns) {
+	std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+}
+
 void sroce_env_thread_wake(sroce_env_thread *t) {
 	if (!t)
 		return;
