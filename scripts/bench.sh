@@ -4,7 +4,8 @@
 # Documentation/benchmarks.md and benchmarks.svg (scripts/bench/report.py).
 #
 #   scripts/bench.sh [--kernel VER] [--runs N] [--duration S] [--lat-iters N]
-#                    [--filter REGEX] [--no-ksoftirqd-rt] [--out DIR] [--doc DIR]
+#                    [--filter REGEX] [--no-ksoftirqd-rt] [--sroce-params P]
+#                    [--out DIR] [--doc DIR]
 #
 # Defaults: 3 runs per figure, 4 s bandwidth runs, 300 latency exchanges;
 # 126 perftest runs of ~16 s each under TCG, about 35 min in all: run it on
@@ -12,15 +13,16 @@
 # regex, e.g. 'ib_write_bw 65536 1|_lat'), for a quick look (a few minutes);
 # the page then shows only those rows. --no-ksoftirqd-rt leaves ksoftirqd
 # at its normal priority (the ping-pong latencies then show the 4 ms tick,
-# see the page). The raw perftest outputs stay in --out (default
-# build/bench/last).
+# see the page). --sroce-params loads sroce with those module parameters,
+# e.g. "sq_poll=0" (the page lists what was loaded). The raw perftest
+# outputs stay in --out (default build/bench/last).
 #
 # VMs are one at a time on a shared machine: set VM_LOCK to a lock file and
 # the VM run waits for it (flock).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 kernel=$(cat "$top/.cache/kver" 2>/dev/null || true)
-runs=3 duration=4 lat_iters=300 filter=. ksoftirqd_rt=1 out=$top/build/bench/last doc=$top/Documentation
+runs=3 duration=4 lat_iters=300 filter=. ksoftirqd_rt=1 sroce_params= out=$top/build/bench/last doc=$top/Documentation
 cmdline=${BENCH_COMMAND:-scripts/bench.sh$(printf ' %q' "$@")}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -30,9 +32,10 @@ while [ $# -gt 0 ]; do
 	--lat-iters) lat_iters=$2; shift 2 ;;
 	--filter) filter=$2; shift 2 ;;
 	--no-ksoftirqd-rt) ksoftirqd_rt=0; shift ;;
+	--sroce-params) sroce_params=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--doc) doc=$2; shift 2 ;;
-	*) echo "usage: $0 [--kernel VER] [--runs N] [--duration S] [--lat-iters N] [--filter RE] [--no-ksoftirqd-rt] [--out DIR] [--doc DIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--kernel VER] [--runs N] [--duration S] [--lat-iters N] [--filter RE] [--no-ksoftirqd-rt] [--sroce-params P] [--out DIR] [--doc DIR]" >&2; exit 2 ;;
 	esac
 done
 command -v gnuplot >/dev/null || { echo "bench: gnuplot is missing (scripts/setup.sh installs gnuplot-nox)" >&2; exit 2; }
@@ -69,7 +72,7 @@ kargs=()
 # The guest can write only under vm-run's --out: the results go there too.
 echo "bench: one VM, up to $timeout s; output in $out"
 "${lock[@]}" "$top/scripts/vm-run" "${kargs[@]}" --timeout "$timeout" --out "$out/vm" -- \
-	bash "$top/scripts/bench/in-vm.sh" "$out/vm" "$runs" "$duration" "$lat_iters" "$filter" "$ksoftirqd_rt"
+	bash "$top/scripts/bench/in-vm.sh" "$out/vm" "$runs" "$duration" "$lat_iters" "$filter" "$ksoftirqd_rt" "$sroce_params"
 rc=$?
 [ $rc -eq 0 ] || { echo "bench: the VM run failed (exit $rc); logs in $out/vm" >&2; exit $rc; }
 python3 "$top/scripts/bench/report.py" "$out" "$doc" || exit 1

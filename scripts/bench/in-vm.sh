@@ -3,7 +3,7 @@
 # side by side, each as two hosts on its own veth pair (MTU 9000, IB MTU
 # 4096), perftest runs interleaved sroce, rxe, sroce, rxe, ...
 #
-#   in-vm.sh OUTDIR RUNS DURATION LAT_ITERS [FILTER [KSOFTIRQD_RT]]
+#   in-vm.sh OUTDIR RUNS DURATION LAT_ITERS [FILTER [KSOFTIRQD_RT [SROCE_PARAMS]]]
 #
 # OUTDIR must be vm-run's --out folder ($VM_OUT): nothing else the guest
 # writes survives the VM.
@@ -29,14 +29,14 @@
 # veth instead of the local shortcut: both drivers' packets cross a veth
 # and the IP stack, neither takes rxe's same-device loopback.
 set -u
-out=$1 runs=$2 dur=$3 lat_iters=$4 filter=${5:-.} ksoftirqd_rt=${6:-1}
+out=$1 runs=$2 dur=$3 lat_iters=$4 filter=${5:-.} ksoftirqd_rt=${6:-1} sroce_params=${7:-}
 . "$(dirname "$0")/../../tests/vm/lib.sh"
 mkdir -p "$out/raw"
 : >"$out/runs.tsv"
 
 modprobe crc32_generic 2>/dev/null
 modprobe rdma_rxe || exit 1
-modprobe sroce || exit 1
+modprobe sroce $sroce_params || exit 1
 
 # sroce: two namespaces.
 two_hosts 8 9000 || exit 1
