@@ -75,5 +75,6 @@ echo "bench: one VM, up to $timeout s; output in $out"
 	bash "$top/scripts/bench/in-vm.sh" "$out/vm" "$runs" "$duration" "$lat_iters" "$filter" "$ksoftirqd_rt" "$sroce_params"
 rc=$?
 [ $rc -eq 0 ] || { echo "bench: the VM run failed (exit $rc); logs in $out/vm" >&2; exit $rc; }
+mkdir -p "$doc"
 python3 "$top/scripts/bench/report.py" "$out" "$doc" || exit 1
 echo "bench: wrote $doc/benchmarks.md and $doc/benchmarks.svg"
