@@ -52,7 +52,7 @@ struct sroce_core_dev_init {
 	int netdev_up; /* running with carrier */
 	/* The SQ poller (Documentation/sq-poller.md): 0 = none, every post
 	 * rings the doorbell. sq_idle_us: polling without work before the
-	 * thread sleeps; sq_yield_us: how long it yields to other tasks on
+	 * thread sleeps; sq_yield_us: how long it naps while other tasks want
 	 * its CPU before it dozes. poller_name: its thread's name (15 chars). */
 	int sq_poll;
 	unsigned int sq_idle_us;

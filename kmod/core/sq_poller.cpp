@@ -61,9 +61,10 @@ void SqPoller::doorbell() {
 	// (set_current_state) before the thread checks wake_req_.
 	if (!thread_)
 		return;
-	// A doze holds for idle_ns: the poster ran its WRs inline already,
-	// and a thread woken now would most likely find nothing and doze
-	// again, two context switches per post on the contended CPU.
+	// A doze holds for idle_ns, a nap for its length: the poster ran its
+	// WRs inline already, and a thread woken now would most likely find
+	// nothing and doze again, two context switches per post on the
+	// contended CPU.
 	u64 until = doze_until_.load(ktl::MemoryOrder::acquire);
 	if (until && sroce_env_now_ns() < until) {
 		held_.fetch_add(1, ktl::MemoryOrder::relaxed);
@@ -155,13 +156,13 @@ void SqPoller::thread_main(void *arg, sroce_env_thread *self) { static_cast<SqPo
 void SqPoller::run(sroce_env_thread *self) {
 	u64 last_work = sroce_env_now_ns();
 	u64 contended_since = 0; // 0: the CPU was free at the last look
-	bool yielding = false;   // NEED_WAKEUP set while others have the CPU
+	bool napping = false;    // NEED_WAKEUP set while others have the CPU
 	while (!sroce_env_thread_should_stop(self)) {
 		if (wake_req_.exchange(0, ktl::MemoryOrder::acq_rel)) {
 			// A poster rang because it saw NEED_WAKEUP (a new context, or
 			// one that joined while we slept): polling resumes for all.
 			set_need_wakeup(false);
-			yielding = false;
+			napping = false;
 			last_work = sroce_env_now_ns();
 		}
 		if (poll_once()) {
@@ -174,11 +175,11 @@ void SqPoller::run(sroce_env_thread *self) {
 		if (now - last_work < idle_ns_) {
 			if (!sroce_env_thread_contended(self)) {
 				contended_since = 0;
-				if (yielding) {
+				if (napping) {
 					// Polling goes on, so no barrier: a post that
 					// still saw the flag rang and ran inline.
 					set_need_wakeup(false);
-					yielding = false;
+					napping = false;
 				}
 				sroce_env_thread_relax(self);
 				continue;
@@ -192,19 +193,23 @@ void SqPoller::run(sroce_env_thread *self) {
 			if (!contended_since)
 				contended_since = now;
 			if (now - contended_since < grace_ns_) {
-				if (!yielding) {
+				if (!napping) {
 					set_need_wakeup(true);
-					yielding = true;
+					napping = true;
 				}
 				naps_.fetch_add(1, ktl::MemoryOrder::relaxed);
+				// Held like a doze: waking us would only cut
+				// the nap short, and we poll after it anyway.
+				doze_until_.store(now + nap_ns_, ktl::MemoryOrder::release);
 				sroce_env_thread_nap(self, nap_ns_);
+				doze_until_.store(0, ktl::MemoryOrder::release);
 				continue;
 			}
 			doze = true;
 		}
 		// The sleep path below sets and clears the flags itself.
 		contended_since = 0;
-		yielding = false;
+		napping = false;
 		// Idle for idle_ns (or contended): announce it, then look once
 		// more before sleeping. From prepare_sleep on, a doorbell's
 		// wake is not lost.

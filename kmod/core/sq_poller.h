@@ -103,7 +103,7 @@ public:
 		u64 drains;    // targets drained because their producer moved
 		u64 rechecks;  // sleeps cancelled by the re-check after the barrier
 		u64 dozes;     // sleeps begun before idle_ns: the CPU was contended
-		u64 held;      // doorbells that did not wake the thread: a doze held
+		u64 held;      // doorbells that did not wake the thread: a doze or nap held
 		u64 naps;      // short sleeps, NEED_WAKEUP set, while others wanted the CPU
 	};
 	Stats stats() const;
@@ -134,8 +134,8 @@ private:
 	u64 nap_ns_ = 0;
 	ktl::Atomic<u32> wake_req_;  // a doorbell since the thread last looked
 	ktl::Atomic<u32> asleep_;
-	// While a doze holds (now < doze_until_, 0: none), doorbells do not
-	// wake the thread.
+	// While a doze or a nap holds (now < doze_until_, 0: none), doorbells
+	// do not wake the thread.
 	ktl::Atomic<u64> doze_until_;
 	ktl::Atomic<u64> sleeps_;
 	ktl::Atomic<u64> wakeups_;

@@ -27,7 +27,7 @@ MODULE_PARM_DESC(sq_idle_us, "Microseconds an SQ poller polls without work befor
 
 unsigned int sroce_sq_yield_us = 500;
 module_param_named(sq_yield_us, sroce_sq_yield_us, uint, 0644);
-MODULE_PARM_DESC(sq_yield_us, "Microseconds an SQ poller yields to other tasks wanting its CPU before it dozes; at most sq_idle_us/2 (default: 500)");
+MODULE_PARM_DESC(sq_yield_us, "Microseconds an SQ poller naps while other tasks want its CPU before it dozes; 0: at once; at most sq_idle_us/2 (default: 500)");
 
 char *sroce_sq_poll_cpus = "";
 module_param_named(sq_poll_cpus, sroce_sq_poll_cpus, charp, 0444);

@@ -114,8 +114,10 @@ done
 taskset -c 1 sh -c 'while :; do :; done' &
 hog=$!
 d0=$(sq_poll_stat sroce1 dozes)
+n0=$(sq_poll_stat sroce1 naps)
 check "bursts with a CPU hog beside the poller" \
 	ip netns exec h1 taskset -c 0 timeout 120 "$PROGS/sroce_sqpoll" burst sroce1 200 3000
+check "the poller napped for the grace (sq_yield_us)" test "$(sq_poll_stat sroce1 naps)" -gt "${n0:-0}"
 check "the poller dozed while its CPU was wanted" test "$(sq_poll_stat sroce1 dozes)" -gt "${d0:-0}"
 kill $hog
 wait $hog 2>/dev/null
@@ -163,12 +165,14 @@ done
 check "bursts with sq_poll=0" ip netns exec h1 timeout 120 "$PROGS/sroce_sqpoll" burst sroce1 200 3000
 check "rdma link delete, rmmod" down
 
-log "-- sq_idle_us=200"
-check "modprobe sroce sq_poll=1 sq_idle_us=200 sq_poll_cpus=1" up sq_poll=1 sq_idle_us=200 sq_poll_cpus=1
+# sq_yield_us=0: no grace, a doze at the first sight of contention.
+log "-- sq_idle_us=200 sq_yield_us=0"
+check "modprobe sroce sq_poll=1 sq_idle_us=200 sq_yield_us=0 sq_poll_cpus=1" up sq_poll=1 sq_idle_us=200 sq_yield_us=0 sq_poll_cpus=1
 check "the pollers run on CPU 1 only" sh -c "grep -q 'Cpus_allowed_list:[[:space:]]*1\$' /proc/$(poller_pid 1)/status"
 check "bursts with gaps of 0-600 us (sq_idle_us 200)" \
 	ip netns exec h1 timeout 120 "$PROGS/sroce_sqpoll" burst sroce1 2000 600
 log "  poller: $(tr '\n' ' ' </sys/kernel/debug/sroce/sroce1/sq_poll)"
+check "sq_yield_us=0: the poller never napped" test "$(sq_poll_stat sroce1 naps)" -eq 0
 check "rdma link delete, rmmod" down
 
 ip netns del h1
