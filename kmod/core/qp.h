@@ -180,6 +180,7 @@ private:
 	void on_timeout_locked(sroce_env_batch *b);
 
 	// ---- responder.cpp ----
+	bool from_peer_locked(const ib::IpUdp &a) const;
 	void on_request_locked(const RxPacket &rx, sroce_env_batch *b);
 	void on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool payload_fits_mtu(const ib::PacketInfo &pi) const;
