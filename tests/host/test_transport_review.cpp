@@ -266,3 +266,56 @@ TEST_CASE("requester: a rewound SQ producer index is a corrupt ring", "[transpor
 	CHECK(ca[1].wr_id == 2);
 	(void)qb;
 }
+
+// The FETCH_ADD that completed with REM_ACCESS_ERR on a clean link (issue
+// 12, item 7): a remote access NAK for a PSN already acknowledged (the
+// answer to a duplicate of a finished request) failed the oldest
+// outstanding WQE, whatever it was.
+TEST_CASE("completer: a NAK for an acknowledged PSN is stale and fails no WQE", "[transport][review][nak]") {
+	Fixture f(39);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	auto w = wqe(1, ib::wr_rdma_write, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 64)}) == 0); // PSN 0
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	REQUIRE(ca[0].status == ib::wc_success);
+	bool block = true;
+	f.sim().set_filter([&](const sim::WirePacket &p) { return !(block && p.from == a.id); });
+	std::memset(rb.data + 64, 0, 8);
+	auto fa = wqe(2, ib::wr_atomic_fetch_add, 1);
+	fa.rdma.remote_addr = iova_of(b, rb) + 64;
+	fa.rdma.rkey = f.lkey(rb);
+	fa.rdma.compare_add = 5;
+	REQUIRE(f.post_send(qa, fa, {sge_of(f, a, la, 128, 8)}) == 0); // PSN 1
+	f.sim().run_for(100000);
+	ib::Headers nak;
+	nak.bth.opcode = ib::op::rc + ib::op::acknowledge;
+	nak.bth.psn = 0;
+	nak.aeth.syndrome = ib::Aeth::nak_syndrome(ib::NakCode::remote_access);
+	nak.aeth.msn = 1;
+	ib::IpUdp from_b;
+	from_b.ip_version = 4;
+	sim::Path p = f.sim().path(b.id, a.id);
+	std::memcpy(from_b.src, p.info.src, 16);
+	std::memcpy(from_b.dst, p.info.dst, 16);
+	sroce_env_path_put(p.path);
+	auto pkt = make_packet(f, qa.qpn, nak, 0, true, &from_b);
+	f.sim().inject(b.id, a.id, pkt.data(), (unsigned)pkt.size());
+	f.sim().run_for(100000);
+	CHECK(f.poll(a).empty());
+	block = false;
+	ca.clear();
+	REQUIRE(f.wait_cqes(a, 1, ca, 20000000000ull));
+	CHECK(ca[0].wr_id == 2);
+	CHECK(ca[0].status == ib::wc_success);
+	uint64_t v;
+	std::memcpy(&v, rb.data + 64, 8);
+	CHECK(v == 5);
+	(void)qb;
+}
