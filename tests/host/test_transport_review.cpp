@@ -319,3 +319,31 @@ TEST_CASE("completer: a NAK for an acknowledged PSN is stale and fails no WQE", 
 	CHECK(v == 5);
 	(void)qb;
 }
+
+// The retry counter counts only timeouts without forward progress: an ACK
+// that acknowledges something gives retry_cnt back (IBTA 9.7.6.1.3). Each
+// WRITE here needs two timeouts, with retry_cnt 2: a counter that did not
+// start over would fail the second WRITE with RETRY_EXC_ERR.
+TEST_CASE("completer: progress gives the retry counter back", "[transport][review][retry]") {
+	Fixture f(40);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024, 0, 0, 4, 2, 7);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	unsigned long from_a = 0;
+	// Two of every three request packets are lost.
+	f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != a.id || from_a++ % 3 == 2; });
+	for (int i = 0; i < 6; i++) {
+		auto w = wqe(i, ib::wr_rdma_write, 1);
+		w.rdma.remote_addr = iova_of(b, rb) + 64 * i;
+		w.rdma.rkey = f.lkey(rb);
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 64 * i, 64)}) == 0);
+		std::vector<sroce_cqe> ca;
+		REQUIRE(f.wait_cqes(a, 1, ca, 20000000000ull));
+		CHECK(ca[0].status == ib::wc_success);
+	}
+	CHECK(from_a == 18);
+	CHECK(std::memcmp(rb.data, la.data, 6 * 64) == 0);
+	(void)qb;
+}
