@@ -33,9 +33,13 @@ static struct ibv_mr *lmr;
 static struct ibv_mr *volatile tmr; /* the target: re-registered under traffic */
 static char *lbuf, *tbuf;
 static atomic_int stop;
-static atomic_ulong posts, completions, errors, scribbles, reregs;
+static atomic_ulong posts, completions, errors, scribbles, reregs, pairs;
+/* Held while qp[] is replaced, and by the scribbler while it uses qp[]. */
+static pthread_mutex_t qp_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sgid_index;
+static union ibv_gid gid;
 
-static int connect_pair(int sgid_index, const union ibv_gid *gid)
+static int connect_pair(void)
 {
 	for (int i = 0; i < 2; i++) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -50,7 +54,7 @@ static int connect_pair(int sgid_index, const union ibv_gid *gid)
 			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = qp[!i]->qp_num,
 			.rq_psn = 0, .max_dest_rd_atomic = 4, .min_rnr_timer = 1,
 			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = *gid, .sgid_index = sgid_index, .hop_limit = 64 } },
+				     .grh = { .dgid = gid, .sgid_index = sgid_index, .hop_limit = 64 } },
 		};
 		struct ibv_qp_attr r = { .qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 2, .rnr_retry = 2,
 					 .sq_psn = 0, .max_rd_atomic = 4 };
@@ -64,12 +68,53 @@ static int connect_pair(int sgid_index, const union ibv_gid *gid)
 	return 0;
 }
 
+static int create_pair(void)
+{
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
+						.max_recv_sge = 1 } };
+
+	for (int i = 0; i < 2; i++) {
+		ia.send_cq = ia.recv_cq = cq[i];
+		qp[i] = ibv_create_qp(pd, &ia);
+		if (!qp[i])
+			return -1;
+	}
+	atomic_fetch_add(&pairs, 1);
+	return connect_pair();
+}
+
+/* Once the scribbles have put a QP in error, a new pair takes over, so
+ * that the scribbling keeps meeting live QPs. */
+static int renew_pair_if_dead(void)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	int dead = 0, err = 0;
+
+	for (int i = 0; i < 2; i++)
+		dead |= !ibv_query_qp(qp[i], &a, IBV_QP_STATE, &ia) && a.qp_state == IBV_QPS_ERR;
+	if (!dead)
+		return 0;
+	pthread_mutex_lock(&qp_lock);
+	for (int i = 0; i < 2; i++)
+		err |= ibv_destroy_qp(qp[i]);
+	err |= create_pair();
+	pthread_mutex_unlock(&qp_lock);
+	return err;
+}
+
 static void *traffic(void *arg)
 {
-	unsigned int seed = 1;
+	unsigned int seed = 1, n_ops = 0;
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
+		if (++n_ops % 64 == 0 && renew_pair_if_dead()) {
+			printf("FAIL: renewing the QP pair\n");
+			failures++;
+			break;
+		}
 		struct ibv_mr *t = tmr;
 		struct ibv_sge sge = { .addr = (uintptr_t)lbuf + (rand_r(&seed) % 256) * 8,
 				       .length = 1 + rand_r(&seed) % 65536, .lkey = lmr->lkey };
@@ -157,6 +202,7 @@ static void *scribbler(void *arg)
 	cmd.core_payload.response = (uintptr_t)&resp;
 	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_send_wr);
 	while (!atomic_load(&stop)) {
+		pthread_mutex_lock(&qp_lock);
 		switch (rand_r(&seed) % 6) {
 		case 0: scribble_ring(&to_sqp(qp[0])->sq, &seed, 1); break;
 		case 1: scribble_ring(&to_sqp(qp[1])->rq, &seed, 1); break;
@@ -179,9 +225,11 @@ static void *scribbler(void *arg)
 			break;
 		}
 		default:
+			pthread_mutex_unlock(&qp_lock);
 			usleep(100);
 			continue;
 		}
+		pthread_mutex_unlock(&qp_lock);
 		atomic_fetch_add(&scribbles, 1);
 		usleep(rand_r(&seed) % 200);
 	}
@@ -190,12 +238,8 @@ static void *scribbler(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
-				       .cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
-						.max_recv_sge = 1 } };
-	union ibv_gid gid;
 	pthread_t t[2];
-	int sgid_index, secs;
+	int secs;
 
 	if (argc != 3 || (secs = atoi(argv[2])) <= 0) {
 		fprintf(stderr, "usage: %s DEV SECONDS\n", argv[0]);
@@ -215,13 +259,10 @@ int main(int argc, char **argv)
 	lmr = ibv_reg_mr(pd, lbuf, BUF, IBV_ACCESS_LOCAL_WRITE);
 	tmr = ibv_reg_mr(pd, tbuf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 					       IBV_ACCESS_REMOTE_ATOMIC);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		cq[i] = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-		ia.send_cq = ia.recv_cq = cq[i];
-		qp[i] = cq[i] ? ibv_create_qp(pd, &ia) : NULL;
-	}
-	CHECK(lmr && tmr && qp[0] && qp[1], "objects created");
-	CHECK(qp[0] && qp[1] && connect_pair(sgid_index, &gid) == 0, "RC pair connected through the own GID");
+	CHECK(lmr && tmr && cq[0] && cq[1], "objects created");
+	CHECK(cq[0] && cq[1] && create_pair() == 0, "RC pair connected through the own GID");
 	if (failures)
 		return 1;
 	pthread_create(&t[0], NULL, traffic, NULL);
@@ -230,10 +271,11 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	pthread_join(t[0], NULL);
 	pthread_join(t[1], NULL);
-	printf("%lu posts, %lu completions (%lu errors), %lu scribbles, %lu re-registrations\n",
+	printf("%lu posts, %lu completions (%lu errors), %lu scribbles, %lu re-registrations, %lu QP pairs\n",
 	       atomic_load(&posts), atomic_load(&completions), atomic_load(&errors), atomic_load(&scribbles),
-	       atomic_load(&reregs));
+	       atomic_load(&reregs), atomic_load(&pairs));
 	CHECK(atomic_load(&scribbles) > 100, "the scribbler ran");
+	CHECK(atomic_load(&pairs) > 3, "the scribbles errored QP pairs, and new ones took over");
 	CHECK(atomic_load(&posts) > 0, "traffic was posted");
 	/* Whatever the rings say now, every object goes. */
 	for (int i = 0; i < 2; i++) {
