@@ -301,14 +301,7 @@ TEST_CASE("transport: hostile packets are dropped or NAKed and counted", "[trans
 	Buffer &rb = f.buffer(b, 8192, all_access);
 	std::vector<unsigned char> before(rb.data, rb.data + rb.len);
 	std::vector<std::string> seen;
-	f.sim().set_tap([&](const sim::WirePacket &p) {
-		if (p.from != 1)
-			return;
-		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
-		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
-		seen.push_back(std::string(ib::opcode_name(pi.value().hdr.bth.opcode)) + " " +
-			       ib::aeth_kind_name(pi.value().hdr.aeth));
-	});
+	tap_names(f, 1, seen);
 	auto counters = [&] {
 		sroce_core_counts c{};
 		sroce_core_dev_counts(b.dev, &c);

@@ -15,23 +15,6 @@ namespace {
 constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
 				    ib::access::remote_atomic;
 
-// "OPCODE AETH-KIND" of every packet node `from` sends.
-void tap_from(Fixture &f, int from, std::vector<std::string> &seen) {
-	f.sim().set_tap([&seen, &f, from](const sim::WirePacket &p) {
-		if (p.from != from || p.dropped)
-			return;
-		namespace core_ib = sroce::ib;
-		auto ip = core_ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
-		auto pi = core_ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
-		const auto &h = pi.value().hdr;
-		std::string s = core_ib::opcode_name(h.bth.opcode);
-		if (pi.value().flags & core_ib::op_aeth)
-			s += std::string(" ") + core_ib::aeth_kind_name(h.aeth);
-		seen.push_back(s);
-		(void)f;
-	});
-}
-
 sroce_core_qp_attr query(Qp &q) {
 	sroce_core_qp_attr a{};
 	sroce_core_qp_query(q.qp, &a);
@@ -48,7 +31,7 @@ TEST_CASE("responder: an RNR on a single-packet WRITE with immediate is retried,
 	Buffer &la = f.buffer(a, 4096, all_access);
 	Buffer &rb = f.buffer(b, 4096, all_access);
 	std::vector<std::string> seen;
-	tap_from(f, b.id, seen);
+	tap_names(f, b.id, seen);
 	auto w = wqe(1, ib::wr_rdma_write_imm, 1);
 	w.rdma.remote_addr = iova_of(b, rb);
 	w.rdma.rkey = f.lkey(rb);
@@ -107,7 +90,7 @@ TEST_CASE("responder: a WRITE whose RETH length is above 2^31 is an invalid requ
 	Buffer &rb = f.buffer(b, 8192, all_access);
 	std::vector<unsigned char> before(rb.data, rb.data + rb.len);
 	std::vector<std::string> seen;
-	tap_from(f, b.id, seen);
+	tap_names(f, b.id, seen);
 	ib::Headers h;
 	h.bth.opcode = ib::op::rc + ib::op::write_first;
 	h.bth.ack_req = true;
@@ -171,7 +154,7 @@ TEST_CASE("responder: a duplicate READ is answered only as the original, and not
 	REQUIRE(f.wait_cqes(a, 1, ca));
 	REQUIRE(ca[0].status == ib::wc_success);
 	std::vector<std::string> seen;
-	tap_from(f, b.id, seen);
+	tap_names(f, b.id, seen);
 	// The READ consumed PSNs 0 and 1 at b. Duplicates of it from a's
 	// address: from PSN 1 with the right va, then with another va, then
 	// the whole of it with another rkey.

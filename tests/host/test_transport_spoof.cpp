@@ -31,6 +31,18 @@ ib::IpUdp addr(int from, int to) {
 	return ip;
 }
 
+// An RC WRITE_ONLY of 64 bytes at the start of b, asking for an ACK.
+ib::Headers write64(Fixture &f, Node &b, Buffer &rb, unsigned short pkey = ib::default_pkey) {
+	ib::Headers wr;
+	wr.bth.opcode = ib::op::rc + ib::op::write_only;
+	wr.bth.pkey = pkey;
+	wr.bth.ack_req = true;
+	wr.reth.va = iova_of(b, rb);
+	wr.reth.rkey = f.lkey(rb);
+	wr.reth.length = 64;
+	return wr;
+}
+
 unsigned long long counter(Node &n, sroce_core_counter id) {
 	return reinterpret_cast<sroce::Device *>(n.dev)->counters().get(id);
 }
@@ -132,13 +144,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 	SECTION("the peer's address to another destination address is dropped") {
 		ib::IpUdp wrong_dst = addr(a.id, b.id);
 		wrong_dst.dst[15] = 9; // 10.0.0.9: not b's source GID
-		ib::Headers wr;
-		wr.bth.opcode = ib::op::rc + ib::op::write_only;
-		wr.bth.ack_req = true;
-		wr.reth.va = iova_of(b, rb);
-		wr.reth.rkey = f.lkey(rb);
-		wr.reth.length = 64;
-		auto pkt = make_packet(f, qb.qpn, wr, 64, true, &wrong_dst);
+		auto pkt = make_packet(f, qb.qpn, write64(f, b, rb), 64, true, &wrong_dst);
 		f.sim().inject(a.id, b.id, pkt.data(), (unsigned)pkt.size());
 		f.sim().run_for(1000000);
 		CHECK(from_b == 0);
@@ -147,14 +153,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 	}
 	SECTION("the right addresses and a foreign P_Key: dropped and counted") {
 		for (unsigned pkey : {0x1234u, 0x0000u, 0x8000u, 0xfffeu}) {
-			ib::Headers wr;
-			wr.bth.opcode = ib::op::rc + ib::op::write_only;
-			wr.bth.pkey = (unsigned short)pkey;
-			wr.bth.ack_req = true;
-			wr.reth.va = iova_of(b, rb);
-			wr.reth.rkey = f.lkey(rb);
-			wr.reth.length = 64;
-			auto pkt = make_packet(f, qb.qpn, wr, 64);
+			auto pkt = make_packet(f, qb.qpn, write64(f, b, rb, (unsigned short)pkey), 64);
 			f.sim().inject(a.id, b.id, pkt.data(), (unsigned)pkt.size());
 		}
 		f.sim().run_for(1000000);
@@ -162,14 +161,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		CHECK(counter(b, SROCE_CNT_RX_BAD_PKEY) == 4);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 		// The limited-member default key is the same partition.
-		ib::Headers wr;
-		wr.bth.opcode = ib::op::rc + ib::op::write_only;
-		wr.bth.pkey = 0x7fff;
-		wr.bth.ack_req = true;
-		wr.reth.va = iova_of(b, rb);
-		wr.reth.rkey = f.lkey(rb);
-		wr.reth.length = 64;
-		auto ok = make_packet(f, qb.qpn, wr, 64);
+		auto ok = make_packet(f, qb.qpn, write64(f, b, rb, 0x7fff), 64);
 		f.sim().inject(a.id, b.id, ok.data(), (unsigned)ok.size());
 		f.sim().run_for(1000000);
 		CHECK(from_b == 1);

@@ -320,4 +320,17 @@ std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const ib::H
 	return pkt;
 }
 
+void tap_names(Fixture &f, int from, std::vector<std::string> &seen) {
+	f.sim().set_tap([&seen, from](const sim::WirePacket &p) {
+		if (p.from != from || p.dropped)
+			return;
+		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		std::string s = ib::opcode_name(pi.value().hdr.bth.opcode);
+		if (pi.value().flags & ib::op_aeth)
+			s += std::string(" ") + ib::aeth_kind_name(pi.value().hdr.aeth);
+		seen.push_back(s);
+	});
+}
+
 } // namespace tfx

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sim.h"
@@ -109,6 +110,10 @@ sroce_sge sge_of(Fixture &f, const Node &n, const Buffer &b, size_t off, unsigne
 std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const sroce::ib::Headers &h,
 				       unsigned int payload, bool fix_icrc = true,
 				       const sroce::ib::IpUdp *addr = nullptr);
+
+// Names every packet node `from` puts on the wire ("OPCODE AETH-KIND", the
+// kind where the opcode has an AETH) into `seen`; replaces the sim's tap.
+void tap_names(Fixture &f, int from, std::vector<std::string> &seen);
 
 // A WQE builder.
 sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = 1);
