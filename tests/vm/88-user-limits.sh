@@ -23,15 +23,17 @@ echo 128M >$cg/sroce-user/memory.max
 echo 0 >$cg/sroce-user/memory.swap.max 2>/dev/null
 
 rm -f /tmp/limits.ready
-ip netns exec h1 sh -c "echo \$\$ > $cg/sroce-user/cgroup.procs &&
-	exec setpriv --reuid=65534 --regid=65534 --clear-groups $PROGS/sroce_limits sroce1 /tmp/limits.ready 10" \
+# Into the cgroup first: ip netns exec mounts a sysfs of its own over /sys.
+sh -c "echo \$\$ > $cg/sroce-user/cgroup.procs && exec ip netns exec h1 \
+	setpriv --reuid=65534 --regid=65534 --clear-groups $PROGS/sroce_limits sroce1 /tmp/limits.ready 10" \
 	>/tmp/limits.out 2>&1 &
 holder=$!
-if wait_until 400 test -e /tmp/limits.ready; then
+wait_until 400 sh -c "test -e /tmp/limits.ready || ! kill -0 $holder"
+if test -e /tmp/limits.ready; then
 	ok "the user's objects were refused"
 else
 	fail "no refusal"
-	kill -9 $holder
+	kill -9 $holder 2>/dev/null
 fi
 sed 's/^/    /' /tmp/limits.out | grep -v '^    ok:' | head -8
 check "the refusal was ENOMEM" grep -qE '^refused: create_(cq|qp): Cannot allocate memory' /tmp/limits.out
