@@ -311,6 +311,9 @@ struct sroce_core_mr_init {
 	unsigned int page_shift;
 	unsigned long npages;
 	int dma;
+	/* Registered for user space: its page table is charged to the calling
+	 * process and it may not take the kernel's reserve of keys. */
+	int user;
 	/* Once the MR exists (create returned 0), the pages belong to it until
 	 * release(owner, may_sleep) is called, exactly once, when the last
 	 * reference is gone: inside sroce_core_mr_destroy (may_sleep = 1)

@@ -40,7 +40,7 @@ private:
 	int move_to_locked(void *mem, u32 log_size, void **&owners);
 
 	ktl::RefPtr<Device> dev_;
-	ktl::SpinLock lock_;
+	ktl::SpinLock lock_{SROCE_LOCK_CQ};
 	Ring ring_;         // guarded by lock_
 	u32 prod_ = 0;      // guarded by lock_: our shadow of the producer
 	u32 kcons_ = 0;     // guarded by lock_: kernel CQs, the poller's index

@@ -24,6 +24,8 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b);
 // A count of live objects with a ceiling: creation takes a slot or fails.
 class BoundedCount {
 public:
+	// User objects stop reserve short of max (param::reserve).
+	bool try_get(u64 max, u64 reserve, bool user) { return try_get(user ? max - reserve : max); }
 	bool try_get(u64 max) {
 		u64 cur = n_.load(ktl::MemoryOrder::relaxed);
 		do {
@@ -95,7 +97,7 @@ private:
 
 	u64 node_guid_ = 0;
 	u64 generation_ = 0;
-	ktl::SpinLock port_lock_;
+	ktl::SpinLock port_lock_{SROCE_LOCK_PORT};
 	Port port_; // guarded by port_lock_
 	IdAllocator pd_ids_;
 	MemoryKeyTable keys_;

@@ -20,13 +20,50 @@ extern "C" {
  * non-zero when called from a context that may not sleep (softirq, under a
  * spinlock). */
 void *sroce_env_zalloc(unsigned long size, int atomic);
+/* Like sroce_env_zalloc(size, 0) (may sleep), for memory a user process
+ * makes the core hold (a user QP's private SQ copy, a user CQ's arrays):
+ * charged to that process's memory cgroup (__GFP_ACCOUNT), so the kernel
+ * memory a user can pin through sroce counts against its limit. Call it
+ * in the process's own context (its verb). */
+void *sroce_env_zalloc_user(unsigned long size);
+/* Frees memory from either allocator. Blocks larger than a page may come
+ * from vmalloc, whose free may sleep: call this in process context with no
+ * spinlock held. */
 void sroce_env_free(void *ptr);
+/* Frees in any context (under a spinlock, softirq): memory vfree would have
+ * to release is handed to a work item instead. For objects whose last
+ * reference may drop anywhere (an Mr held by a packet in flight). */
+void sroce_env_free_deferred(void *ptr);
+
+/* Random bits from the kernel's generator (get_random_u32): keys that a
+ * peer or another process must not predict. Any context. The host's stream
+ * is seeded, so a simulator run replays. */
+unsigned int sroce_env_random_u32(void);
+
+/* Lock kinds, in lock order: holding a lock of one kind, the core takes
+ * only locks of a later kind (a larger value), and never a second lock of
+ * the same kind. This enum is the one statement of the order
+ * (Documentation/architecture.md, "Lock order", explains each edge). The
+ * kernel gives each kind its own lockdep class; the host build checks the
+ * order on every acquisition and fails the test on an inversion. */
+enum sroce_env_lock_kind {
+	SROCE_LOCK_SQ_POLLER = 0, /* SqPoller: its list of polled QPs */
+	SROCE_LOCK_QP,            /* Qp: queue and transport state */
+	SROCE_LOCK_SRQ,           /* Srq: its receive ring */
+	SROCE_LOCK_CQ,            /* CompletionQueue: its ring and owners */
+	SROCE_LOCK_KEY_TABLE,     /* MemoryKeyTable: the key entries */
+	SROCE_LOCK_OBJECT_TABLE,  /* ObjectTable<T>: number -> object slots */
+	SROCE_LOCK_ID_ALLOC,      /* IdAllocator: its bitmap */
+	SROCE_LOCK_PORT,          /* Device: the port state */
+	SROCE_LOCK_TEST,          /* host tests of ktl locks only */
+	SROCE_LOCK_KINDS
+};
 
 /* Spinlocks, safe in any context (they disable interrupts): the receive path
  * runs in softirq and shares state with process context. lock() returns the
  * saved interrupt state that unlock() restores. */
 struct sroce_env_spinlock;
-struct sroce_env_spinlock *sroce_env_spin_create(void);
+struct sroce_env_spinlock *sroce_env_spin_create(enum sroce_env_lock_kind kind);
 void sroce_env_spin_destroy(struct sroce_env_spinlock *lock);
 unsigned long sroce_env_spin_lock(struct sroce_env_spinlock *lock);
 void sroce_env_spin_unlock(struct sroce_env_spinlock *lock, unsigned long flags);

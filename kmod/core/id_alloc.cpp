@@ -22,9 +22,9 @@ ktl::Result<void> IdAllocator::init(u32 min, u32 max) {
 	return {};
 }
 
-ktl::Result<u32> IdAllocator::alloc() {
+ktl::Result<u32> IdAllocator::alloc(u32 reserve) {
 	ktl::Guard g(lock_);
-	if (in_use_ == count_)
+	if (in_use_ >= count_ || count_ - in_use_ <= reserve)
 		return Error::from_errno(err::nospc);
 	// Scan word by word from next_, wrapping once.
 	u32 bit = next_;

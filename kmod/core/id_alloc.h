@@ -13,7 +13,9 @@ public:
 	~IdAllocator();
 
 	ktl::Result<void> init(u32 min, u32 max);
-	ktl::Result<u32> alloc();
+	// -ENOSPC unless more than `reserve` numbers are free: a caller that
+	// passes a reserve cannot take the last ones (param::reserve).
+	ktl::Result<u32> alloc(u32 reserve = 0);
 	// Freeing a number that is not allocated is a core bug: warned, ignored.
 	void free(u32 id);
 	u32 in_use() const { return in_use_; }
@@ -22,7 +24,7 @@ private:
 	static constexpr u32 bits_per_word = 64;
 	bool test_locked(u32 bit) const { return words_[bit / bits_per_word] >> (bit % bits_per_word) & 1; }
 
-	ktl::SpinLock lock_;
+	ktl::SpinLock lock_{SROCE_LOCK_ID_ALLOC};
 	u64 *words_ = nullptr; // guarded by lock_
 	u32 min_ = 0;
 	u32 count_ = 0;

@@ -1,6 +1,7 @@
 #include "key_table.h"
 #include "ib_enums.h"
 #include "mr.h"
+#include "param.h"
 
 namespace sroce {
 
@@ -60,8 +61,8 @@ ktl::Result<void> MemoryKeyTable::ensure_chunk(u32 index) {
 	return {};
 }
 
-ktl::Result<u32> MemoryKeyTable::insert(Mr &mr) {
-	u32 index = TRY(indices_.alloc());
+ktl::Result<u32> MemoryKeyTable::insert(Mr &mr, bool user) {
+	u32 index = TRY(indices_.alloc(user ? param::reserve::mr : 0));
 	if (auto r = ensure_chunk(index); r.is_error()) {
 		indices_.free(index);
 		return r.error();
@@ -69,7 +70,10 @@ ktl::Result<u32> MemoryKeyTable::insert(Mr &mr) {
 	ktl::Guard g(lock_);
 	Entry *e = entry_locked(index);
 	KTL_WARN_ON(e->state != State::free);
-	e->variant++;
+	// A fresh key byte on every use of the index: random, as rxe draws it,
+	// so keys cannot be predicted, and never the byte this index had last,
+	// so the freed key misses.
+	e->variant = u8(e->variant + 1 + sroce_env_random_u32() % 255);
 	e->key = index << 8 | e->variant;
 	e->mr = &mr;
 	e->state = State::invalid;

@@ -1,6 +1,7 @@
 // MemoryKeyTable: the device's memory keys. A key is (index << 8) | an
-// 8-bit variant. The variant of an index changes every time the index is
-// handed out again, and indices are handed out next-fit, so a stale key (of
+// 8-bit variant. The variant is random (env.h's generator), so a key
+// cannot be predicted from the order of registrations; it changes every
+// time the index is handed out again, and indices are handed out next-fit, so a stale key (of
 // a deregistered MR, or from an old packet) misses instead of hitting the
 // next MR at the same index. Index 0 is never used: key 0 (a zeroed SGE)
 // never matches. MRs use one key as lkey and rkey.
@@ -35,9 +36,9 @@ public:
 	// Room for max_entries keys (indices 1..max_entries).
 	ktl::Result<void> init(u32 max_entries);
 
-	// Gives mr a key, state invalid. -ENOSPC when the table is full,
-	// -ENOMEM. May sleep.
-	ktl::Result<u32> insert(Mr &mr);
+	// Gives mr a key, state invalid. -ENOSPC when the table is full (for
+	// user MRs: all but the kernel's reserve), -ENOMEM. May sleep.
+	ktl::Result<u32> insert(Mr &mr, bool user);
 	// invalid -> valid (end of registration).
 	void enable(Mr &mr);
 	// valid -> invalid, for LOCAL_INV and SEND_WITH_INV: -EINVAL if key is
@@ -87,7 +88,7 @@ private:
 	// the last one), then re-check the key (the index may have been reused
 	// in between). The MR must then be freed after a grace period (an env.h
 	// call_rcu), since a reader may still load its pointer after remove().
-	mutable ktl::SpinLock lock_;
+	mutable ktl::SpinLock lock_{SROCE_LOCK_KEY_TABLE};
 	Entry **chunks_ = nullptr; // [nchunks_]; a chunk is allocated on first use
 	u32 nchunks_ = 0;
 	u32 max_index_ = 0;

@@ -49,13 +49,13 @@ ktl::Result<ktl::RefPtr<Mr>> Mr::create(Pd &pd, const sroce_core_mr_init &init) 
 	auto mr = TRY(ktl::make_ref<Mr>(ktl::AllocCtx::may_sleep, pd, init));
 	if (npages) {
 		// No overflow: npages <= (max_mr_size >> page_shift) + 1.
-		mr->pages_ = static_cast<u8 **>(sroce_env_zalloc(npages * sizeof(u8 *), 0));
+		mr->pages_ = static_cast<u8 **>(ktl::zalloc_for(init.user != 0, npages * sizeof(u8 *)));
 		if (!mr->pages_)
 			return Error::from_errno(err::nomem);
 		mr->npages_ = npages;
 	}
 	Device &dev = pd.device();
-	TRY(dev.keys().insert(*mr));
+	TRY(dev.keys().insert(*mr, init.user != 0));
 	dev.count_mr(npages, true);
 	mr->counted_ = true;
 	// From here the MR owns the glue's memory.
@@ -69,7 +69,14 @@ Mr::~Mr() {
 	KTL_WARN_ON(in_table_);
 	if (counted_)
 		pd_->device().count_mr(npages_, false);
-	sroce_env_free(pages_);
+	// The last reference may be a packet's, dropped under a QP or CQ lock
+	// with interrupts off: a page table above a page may be vmalloc'ed,
+	// and vfree may sleep there. Only dereg's own last reference frees
+	// it at once.
+	if (release_may_sleep_)
+		sroce_env_free(pages_);
+	else
+		sroce_env_free_deferred(pages_);
 	if (release_)
 		release_(owner_, release_may_sleep_);
 }

@@ -59,7 +59,7 @@ public:
 	}
 
 private:
-	ktl::SpinLock lock_;
+	ktl::SpinLock lock_{SROCE_LOCK_OBJECT_TABLE};
 	IdAllocator ids_;
 	T **slots_ = nullptr; // guarded by lock_
 	u32 max_ = 0;

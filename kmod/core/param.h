@@ -44,6 +44,18 @@ constexpr u32 max_msg_sz = 1u << 31;
 // MTU is the largest one such that a full packet fits the netdev MTU.
 constexpr u32 max_header_len = 80;
 
+// Kernel reserves. The caps above are device-wide and shared by every
+// process and by the kernel's own consumers (ib_mad's QP1 and its CQ and
+// DMA MR, the QPs rdma_cm makes for kernel ULPs). Objects created for user
+// space may take at most cap - reserve, so a process at the cap never
+// locks the kernel out (Documentation/security.md).
+namespace reserve {
+constexpr u32 qp = max_qp / 64;
+constexpr u32 cq = max_cq / 64;
+constexpr u32 srq = max_srq / 64;
+constexpr u32 mr = max_mr / 64;
+} // namespace reserve
+
 // Transport.
 constexpr u32 max_unacked_pkts = 256; // requester window, packets
 constexpr u32 ack_req_every = 32;     // AckReq at least every N packets

@@ -45,7 +45,7 @@ ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 
 ktl::Result<ktl::RefPtr<Qp>> Qp::create(Device &dev, const sroce_core_qp_init &init) {
 	TRY(check_init(init));
-	if (!dev.counts().qps.try_get(param::max_qp))
+	if (!dev.counts().qps.try_get(param::max_qp, param::reserve::qp, init.user))
 		return Error::from_errno(err::nomem);
 	auto qp = ktl::make_ref<Qp>(ktl::AllocCtx::may_sleep, dev);
 	if (qp.is_error()) {
@@ -77,8 +77,8 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	if (!srq_)
 		rq_.init(in.rq_ring, in.rq_log_size, in.rq_stride);
 	sq_priv_stride_ = sq_priv_stride(in.sq_stride);
-	sq_priv_ = static_cast<u8 *>(sroce_env_zalloc(usize(sq_priv_stride_) << in.sq_log_size, 0));
-	res_ = static_cast<ReadAtomicRes *>(sroce_env_zalloc(sizeof(ReadAtomicRes) * param::max_qp_rd_atom, 0));
+	sq_priv_ = static_cast<u8 *>(ktl::zalloc_for(user_, usize(sq_priv_stride_) << in.sq_log_size));
+	res_ = static_cast<ReadAtomicRes *>(ktl::zalloc_for(user_, sizeof(ReadAtomicRes) * param::max_qp_rd_atom));
 	timer_ = sroce_env_timer_create(on_timer, this);
 	work_ = sroce_env_work_create(on_work, this);
 	if (!sq_priv_ || !res_ || !timer_ || !work_)

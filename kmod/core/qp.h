@@ -230,7 +230,7 @@ private:
 	bool sq_sig_all_ = false;
 	u16 sport_ = 0;
 
-	ktl::SpinLock lock_;
+	ktl::SpinLock lock_{SROCE_LOCK_QP};
 	// Everything below is guarded by lock_.
 	bool dead_ = false;
 	u32 state_ = ib::qps_reset;

@@ -122,7 +122,7 @@ private:
 	static constexpr usize batch_max = 32; // targets drained per scan
 	static constexpr u64 max_nap_ns = 100 * 1000;
 
-	ktl::SpinLock lock_;
+	ktl::SpinLock lock_{SROCE_LOCK_SQ_POLLER};
 	bool lock_ready_ = false;
 	// Guarded by lock_.
 	ktl::List<SqPollTarget, &SqPollTarget::poll_node> targets_;

@@ -38,7 +38,7 @@ private:
 	u32 srqn_ = 0;
 	bool user_ = false;
 	u32 max_sge_ = 0;
-	ktl::SpinLock lock_;
+	ktl::SpinLock lock_{SROCE_LOCK_SRQ};
 	Ring ring_;          // guarded by lock_
 	u32 consumed_ = 0;   // guarded by lock_
 	u32 kprod_ = 0;      // guarded by lock_: kernel SRQs, our producer

@@ -51,7 +51,8 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 
 	mutex_init(&cq->resize_lock);
 	cq->user = !!udata;
-	err = sroce_ring_alloc(&cq->ring, attr->cqe, sroce_max_cqe(sdev), sizeof(struct sroce_cqe));
+	err = sroce_ring_alloc(&cq->ring, attr->cqe, sroce_max_cqe(sdev), sizeof(struct sroce_cqe),
+			       cq->user);
 	if (err)
 		return err;
 	init.owner = ibcq;
@@ -110,7 +111,7 @@ static int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	mutex_lock(&cq->resize_lock);
 	err = sroce_ring_alloc(&ring, cqe, sroce_max_cqe(to_sdev(ibcq->device)),
-			       sizeof(struct sroce_cqe));
+			       sizeof(struct sroce_cqe), cq->user);
 	if (err)
 		goto out;
 	/* Tell the provider where the new ring is before the core switches

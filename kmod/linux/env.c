@@ -4,13 +4,19 @@
  * C++ core uses.
  */
 #include <linux/ktime.h>
+#include <linux/llist.h>
+#include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/printk.h>
+#include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "env.h"
+#include "sroce.h"
 
 void *sroce_env_zalloc(unsigned long size, int atomic)
 {
@@ -18,21 +24,94 @@ void *sroce_env_zalloc(unsigned long size, int atomic)
 	return atomic ? kzalloc(size, GFP_ATOMIC) : kvzalloc(size, GFP_KERNEL);
 }
 
+/* Called in the user's own verb, so the charge lands on its memcg. Past
+ * its limit the verb fails with ENOMEM: RETRY_MAYFAIL keeps the memcg (and
+ * the page allocator) from OOM-killing instead, NOWARN the log quiet. */
+void *sroce_env_zalloc_user(unsigned long size)
+{
+	return kvzalloc(size, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+}
+
+/* vfree may sleep (unmapping, purging lazy areas) unless in_interrupt(): a
+ * spinlock held with interrupts off in process context is not enough. */
 void sroce_env_free(void *ptr)
 {
 	kvfree(ptr);
+}
+
+/* vmalloc'ed blocks whose free came where sleeping is not allowed. 6.1
+ * does not export vfree_atomic, so the block carries its own list node
+ * (it is at least a page) until the work frees it. */
+static LLIST_HEAD(sroce_env_free_list);
+
+static void sroce_env_free_work_fn(struct work_struct *work)
+{
+	struct llist_node *n, *next;
+
+	llist_for_each_safe(n, next, llist_del_all(&sroce_env_free_list))
+		vfree(n);
+}
+
+static DECLARE_WORK(sroce_env_free_work, sroce_env_free_work_fn);
+
+void sroce_env_free_deferred(void *ptr)
+{
+	if (!ptr)
+		return;
+	if (!is_vmalloc_addr(ptr)) {
+		kfree(ptr); /* slab frees never sleep */
+		return;
+	}
+	if (llist_add(ptr, &sroce_env_free_list))
+		schedule_work(&sroce_env_free_work);
+}
+
+/* Module exit, after every device is gone: nothing may still be queued. */
+void sroce_env_exit(void)
+{
+	flush_work(&sroce_env_free_work);
+}
+
+/* The key byte of memory keys, as rxe draws it. */
+unsigned int sroce_env_random_u32(void)
+{
+	return get_random_u32();
 }
 
 struct sroce_env_spinlock {
 	spinlock_t lock;
 };
 
-struct sroce_env_spinlock *sroce_env_spin_create(void)
-{
-	struct sroce_env_spinlock *l = kzalloc(sizeof(*l), GFP_KERNEL);
+/*
+ * One lockdep class per lock kind: every core lock is initialised here, so
+ * without this they would all share spin_lock_init's one class, nested core
+ * locks (QP -> CQ) would look like recursive locking and real inversions
+ * between kinds would be invisible. The order itself is env.h's enum.
+ */
+static struct lock_class_key sroce_env_lock_keys[SROCE_LOCK_KINDS];
+static const char *const sroce_env_lock_names[SROCE_LOCK_KINDS] = {
+	[SROCE_LOCK_SQ_POLLER] = "sroce_sq_poller",
+	[SROCE_LOCK_QP] = "sroce_qp",
+	[SROCE_LOCK_SRQ] = "sroce_srq",
+	[SROCE_LOCK_CQ] = "sroce_cq",
+	[SROCE_LOCK_KEY_TABLE] = "sroce_key_table",
+	[SROCE_LOCK_OBJECT_TABLE] = "sroce_object_table",
+	[SROCE_LOCK_ID_ALLOC] = "sroce_id_alloc",
+	[SROCE_LOCK_PORT] = "sroce_port",
+	[SROCE_LOCK_TEST] = "sroce_test",
+};
 
-	if (l)
-		spin_lock_init(&l->lock);
+struct sroce_env_spinlock *sroce_env_spin_create(enum sroce_env_lock_kind kind)
+{
+	struct sroce_env_spinlock *l;
+
+	if (WARN_ON_ONCE((unsigned int)kind >= SROCE_LOCK_KINDS))
+		return NULL;
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return NULL;
+	spin_lock_init(&l->lock);
+	lockdep_set_class_and_name(&l->lock, &sroce_env_lock_keys[kind], sroce_env_lock_names[kind]);
 	return l;
 }
 

@@ -91,6 +91,7 @@ err_net:
 	destroy_workqueue(sroce_dp_wq);
 err_wq:
 	sroce_mr_exit();
+	sroce_env_exit();
 	return err;
 }
 
@@ -107,6 +108,7 @@ static void __exit sroce_exit(void)
 	/* The core destroyed every timer and work item with its objects. */
 	destroy_workqueue(sroce_dp_wq);
 	sroce_mr_exit(); /* unpinning deferred by in-flight packets */
+	sroce_env_exit(); /* frees deferred out of atomic context */
 	pr_info("sroce: unloaded\n");
 }
 

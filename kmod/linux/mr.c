@@ -7,9 +7,11 @@
  * virtual DMA (ib_uses_virt_dma): their "DMA addresses" are kernel virtual
  * addresses, which is what a DMA MR addresses.
  */
+#include <linux/capability.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
+#include <net/sock.h>
 #include <rdma/ib_umem.h>
 
 #include "sroce.h"
@@ -84,6 +86,7 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length
 		.length = length,
 		.access = access & ~IB_ACCESS_OPTIONAL,
 		.page_shift = PAGE_SHIFT,
+		.user = 1,
 		.release = sroce_umem_release,
 	};
 	struct sg_page_iter it;
@@ -200,9 +203,25 @@ static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * ib_core (nldev.c fill_res_mr_entry) puts rkey and lkey only for callers
+ * with CAP_NET_ADMIN, judged by netlink_capable() on the request, and then
+ * calls this for every caller without telling us the verdict. We get the
+ * reply: a dump's reply skb is owned by the requesting socket, so
+ * sk_capable() makes the same test (the socket's opener and the current
+ * task); a single-object reply has no socket yet, and is built in the
+ * requesting task, so capable() is what is left.
+ */
+static bool sroce_res_may_see_keys(struct sk_buff *msg)
+{
+	if (msg->sk)
+		return sk_capable(msg->sk, CAP_NET_ADMIN);
+	return capable(CAP_NET_ADMIN);
+}
+
 static int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
-	return sroce_fill_res_mr_view(msg, to_smr(ibmr)->core);
+	return sroce_fill_res_mr_view(msg, to_smr(ibmr)->core, sroce_res_may_see_keys(msg));
 }
 
 const struct ib_device_ops sroce_mr_ops = {

@@ -88,12 +88,12 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	/* A QP may be created without room on one side (max_*_wr 0); the
 	 * ring still has one entry so that both sides look the same. */
 	stride = sroce_core_wqe_stride(cap->max_send_sge, cap->max_inline_data);
-	err = sroce_ring_alloc(&qp->sq, max(cap->max_send_wr, 1u), a.max_qp_wr, stride);
+	err = sroce_ring_alloc(&qp->sq, max(cap->max_send_wr, 1u), a.max_qp_wr, stride, qp->user);
 	if (err)
 		return err;
 	if (!init->srq) {
 		stride = sroce_core_wqe_stride(cap->max_recv_sge, 0);
-		err = sroce_ring_alloc(&qp->rq, max(cap->max_recv_wr, 1u), a.max_qp_wr, stride);
+		err = sroce_ring_alloc(&qp->rq, max(cap->max_recv_wr, 1u), a.max_qp_wr, stride, qp->user);
 		if (err)
 			goto err_rings;
 	}

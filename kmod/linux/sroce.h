@@ -191,7 +191,9 @@ struct rdma_user_mmap_entry *sroce_mmap_insert(struct sroce_ucontext *uc, void *
 
 /* ring.c */
 int sroce_ring_alloc(struct sroce_ring *ring, unsigned int entries, unsigned int max_entries,
-		     unsigned int stride);
+		     unsigned int stride, bool user);
+void *sroce_vmalloc_user_account(unsigned long bytes);
+int sroce_remap_vmalloc(struct vm_area_struct *vma, void *vaddr);
 int sroce_ring_map(struct sroce_ring *ring, struct ib_udata *udata, struct sroce_ring_info *info);
 void sroce_ring_free(struct sroce_ring *ring);
 
@@ -207,6 +209,8 @@ int sroce_check_roce_ah_attr(const struct rdma_ah_attr *ah_attr);
 extern const struct ib_device_ops sroce_mr_ops;
 int sroce_mr_init(void);
 void sroce_mr_exit(void);
+/* env.c: waits for the frees sroce_env_free_deferred queued. */
+void sroce_env_exit(void);
 
 /* stats.c: hw counters and resource views; mr.c's fill_res_mr_entry
  * formats its MR through sroce_fill_res_mr_view. */
@@ -216,7 +220,8 @@ struct rdma_hw_stats *sroce_stats_alloc(void);
 /* counter.c: per-QP counters (rdma_counter binding). */
 extern const struct ib_device_ops sroce_counter_ops;
 void sroce_counter_counted(struct sroce_dev *sdev, unsigned long long *out);
-int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr);
+/* keys: the caller may see keys and addresses (CAP_NET_ADMIN, mr.c). */
+int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr, bool keys);
 
 /* crc.c: the CRC-32 of the ICRC (sroce_env_crc32_le), chosen at load. */
 void sroce_crc_init(void);

@@ -30,7 +30,8 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	srq->user = !!udata;
 	si.stride = sroce_core_wqe_stride(init->attr.max_sge, 0);
-	err = sroce_ring_alloc(&srq->ring, max(init->attr.max_wr, 1u), a.max_srq_wr, si.stride);
+	err = sroce_ring_alloc(&srq->ring, max(init->attr.max_wr, 1u), a.max_srq_wr, si.stride,
+			       srq->user);
 	if (err)
 		return err;
 	si.owner = ibsrq;

@@ -119,7 +119,7 @@ err:
 	return -EMSGSIZE;
 }
 
-int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr)
+int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr, bool keys)
 {
 	struct sroce_core_mr_view v;
 	struct nlattr *nest;
@@ -130,12 +130,15 @@ int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr)
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)
 		return -EMSGSIZE;
-	if (rdma_nl_put_driver_u32_hex(msg, "lkey", v.lkey) || rdma_nl_put_driver_u32_hex(msg, "rkey", v.rkey) ||
-	    rdma_nl_put_driver_u32_hex(msg, "access", v.access))
+	/* A key with its iova is all a peer needs to reach the memory. */
+	if (keys && (rdma_nl_put_driver_u32_hex(msg, "lkey", v.lkey) ||
+		     rdma_nl_put_driver_u32_hex(msg, "rkey", v.rkey)))
+		goto err;
+	if (rdma_nl_put_driver_u32_hex(msg, "access", v.access))
 		goto err;
 	PUT32("dma", v.dma);
 	if (!v.dma) {
-		if (rdma_nl_put_driver_u64_hex(msg, "iova", v.iova))
+		if (keys && rdma_nl_put_driver_u64_hex(msg, "iova", v.iova))
 			goto err;
 		PUT64("length", v.length);
 		PUT64("npages", v.npages);

@@ -170,7 +170,7 @@ static int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata
 	if (err)
 		return err;
 
-	page = vmalloc_user(PAGE_SIZE);
+	page = sroce_vmalloc_user_account(PAGE_SIZE);
 	if (!page) {
 		err = -ENOMEM;
 		goto err_core;
@@ -243,7 +243,7 @@ static int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		err = -EINVAL;
 		goto out;
 	}
-	err = remap_vmalloc_range(vma, e->vaddr, 0);
+	err = sroce_remap_vmalloc(vma, e->vaddr);
 out:
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;

@@ -1,5 +1,6 @@
 // Test hooks of the host env.h implementation.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,22 @@ void clear();
 // fail_nth_allocation countdown and says whether this allocation fails.
 bool take_allocation_failure();
 void count_allocation(long delta);
+
+// Bytes allocated through sroce_env_zalloc_user (the kernel charges them to
+// the user's memcg) since the program started; frees do not subtract.
+long user_bytes();
+// Restarts sroce_env_random_u32's stream (a Sim seeds it with its own seed,
+// so a run replays key for key).
+void seed_random(uint64_t seed);
+
+// Lock order (env.h sroce_env_lock_kind): taking a lock whose kind is not
+// later than that of every lock the thread holds calls the handler with
+// both kinds before it waits. The default prints and aborts the test; a
+// test of the checker installs its own. Returns the previous handler
+// (nullptr restores the default).
+using LockOrderHandler = void (*)(int held, int taken);
+LockOrderHandler set_lock_order_handler(LockOrderHandler h);
+int locks_held(); // by the calling thread
 
 // Atomic context, as the kernel's preempt count: a spinlock held, a timer or
 // receive callback running. A sleeping allocation or a waiting cancel there

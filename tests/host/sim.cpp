@@ -254,7 +254,10 @@ namespace sim {
 
 using detail::Engine;
 
-Sim::Sim(uint64_t seed) : e_(std::make_unique<Engine>(seed)) {}
+Sim::Sim(uint64_t seed) : e_(std::make_unique<Engine>(seed)) {
+	// Memory keys are random: the same seed gives the same keys.
+	env_host::seed_random(seed);
+}
 Sim::~Sim() = default;
 
 uint64_t Sim::seed() const { return e_->seed; }

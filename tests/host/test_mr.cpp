@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "env_host.h"
+#include "key_table.h"
+#include "ktl/lock.h"
 #include "mr.h"
+#include "param.h"
 
 extern "C" {
 #include "core.h"
@@ -511,6 +514,116 @@ TEST_CASE("pages are released once, by the last reference", "[core][mr]") {
 		CHECK(c.mrs == 0);
 		CHECK(c.pinned_pages == 0);
 	}
+}
+
+TEST_CASE("the last reference may drop under a spinlock: nothing that sleeps is freed there",
+	  "[core][mr][context]") {
+	// A packet's reference, dropped by the responder under its QP lock
+	// (interrupts off), after dereg. 1024 pages make an 8 KiB page table:
+	// in the kernel, kvzalloc may have vmalloc'ed it, and vfree may sleep.
+	Fixture f;
+	Pages pg(1024);
+	Released rel;
+	auto *h = reg(f.dev, f.pd, 0x100000, 1024 * PAGE, acc::local_write, pg, &rel);
+	auto r = f.keys().lookup_lkey(sroce_core_mr_lkey(h), f.pdn, 0x100000, 8, acc::local_write);
+	REQUIRE_FALSE(r.is_error());
+	ktl::RefPtr<Mr> held = r.release_value();
+	sroce_core_mr_destroy(h);
+	ktl::SpinLock qp_lock(SROCE_LOCK_QP);
+	REQUIRE_FALSE(qp_lock.init().is_error());
+	{
+		ktl::Guard g(qp_lock);
+		held.reset();
+	}
+	CHECK(rel.calls == 1);
+	CHECK(rel.may_sleep == 0); // the glue defers unpinning too
+	CHECK(env_host::warnings() == 0);
+}
+
+TEST_CASE("the key byte is random, differs between devices and still changes on reuse",
+	  "[core][mr][keys]") {
+	Pages pg(1);
+	// The first registration on each of 8 fresh devices: the same index,
+	// and (but for a chance of 255^-7) not the same key byte.
+	std::set<u32> bytes;
+	for (int i = 0; i < 8; i++) {
+		Fixture f;
+		auto *h = reg(f.dev, f.pd, 0x1000, PAGE, 0, pg);
+		u32 key = sroce_core_mr_lkey(h);
+		CHECK(key >> 8 == 1);
+		bytes.insert(key & 0xff);
+		sroce_core_mr_destroy(h);
+	}
+	CHECK(bytes.size() > 1);
+	// Freed and reused at once (a one-entry table): never the same key
+	// twice in a row, and not a fixed step from the last one.
+	Fixture f;
+	sroce::MemoryKeyTable one;
+	REQUIRE_FALSE(one.init(1).is_error());
+	auto *h = reg(f.dev, f.pd, 0x1000, PAGE, 0, pg);
+	Mr &mr = mr_of(h);
+	// Borrow the MR for the second table, then put it back.
+	f.keys().remove(mr);
+	std::set<u32> steps;
+	u32 prev = 0;
+	bool repeated = false;
+	for (int i = 0; i < 2000; i++) {
+		auto k = one.insert(mr, false);
+		REQUIRE_FALSE(k.is_error());
+		CHECK(k.value() >> 8 == 1);
+		repeated |= k.value() == prev;
+		if (i)
+			steps.insert((k.value() - prev) & 0xff);
+		prev = k.value();
+		one.remove(mr);
+	}
+	CHECK_FALSE(repeated);
+	CHECK(steps.size() > 100);
+	REQUIRE_FALSE(f.keys().insert(mr, false).is_error());
+	f.keys().enable(mr);
+	sroce_core_mr_destroy(h);
+}
+
+TEST_CASE("host keys replay with the simulator's seed", "[core][mr][keys]") {
+	Pages pg(1);
+	u32 keys[2];
+	for (u32 &k : keys) {
+		env_host::seed_random(1234);
+		Fixture f;
+		auto *h = reg(f.dev, f.pd, 0x1000, PAGE, 0, pg);
+		k = sroce_core_mr_lkey(h);
+		sroce_core_mr_destroy(h);
+	}
+	CHECK(keys[0] == keys[1]);
+}
+
+TEST_CASE("user MRs leave the kernel's reserve of keys; their page table is charged",
+	  "[core][mr][keys][limits]") {
+	Fixture f;
+	Pages pg(1);
+	auto init = page_init(f.pd, 0x1000, PAGE, 0);
+	init.user = 1;
+	std::vector<sroce_core_mr *> mrs;
+	long charged = env_host::user_bytes();
+	sroce_core_mr *h = nullptr;
+	int rc;
+	while ((rc = sroce_core_mr_create(f.dev, &init, &h)) == 0) {
+		mrs.push_back(h);
+		REQUIRE(mrs.size() <= sroce::param::max_mr);
+	}
+	CHECK(rc == -ENOSPC);
+	CHECK(mrs.size() == sroce::param::max_mr - sroce::param::reserve::mr);
+	CHECK(env_host::user_bytes() - charged >= long(mrs.size() * sizeof(void *)));
+	// A kernel consumer (ib_alloc_pd's DMA MR) still gets a key.
+	sroce_core_mr_init dma{};
+	dma.pd = f.pd;
+	dma.dma = 1;
+	sroce_core_mr *kernel_mr = nullptr;
+	CHECK(sroce_core_mr_create(f.dev, &dma, &kernel_mr) == 0);
+	if (kernel_mr)
+		sroce_core_mr_destroy(kernel_mr);
+	for (auto *m : mrs)
+		sroce_core_mr_destroy(m);
 }
 
 TEST_CASE("DMA MRs address kernel memory directly, cut at page boundaries", "[core][mr]") {

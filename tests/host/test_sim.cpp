@@ -350,7 +350,7 @@ TEST_CASE("timer callbacks and receive are atomic context; misuse there warns", 
 	CHECK(env_host::warnings() == 3);
 
 	// Under a spinlock, too.
-	auto *lock = sroce_env_spin_create();
+	auto *lock = sroce_env_spin_create(SROCE_LOCK_TEST);
 	unsigned long f = sroce_env_spin_lock(lock);
 	sroce_env_free(sroce_env_zalloc(8, 0));
 	sroce_env_spin_unlock(lock, f);

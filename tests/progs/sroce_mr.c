@@ -233,6 +233,31 @@ static void mode_hold(struct ibv_context *ctx, struct ibv_pd *pd, const char *re
 	exit(failures ? 1 : 0);
 }
 
+/* Four one-page MRs: their keys on one line, then held until SIGUSR1 so
+ * that `rdma res show mr` can be read meanwhile. */
+static void mode_keys(struct ibv_pd *pd, const char *ready)
+{
+	char *buf = map(4 * PAGE, PROT_READ | PROT_WRITE);
+	struct ibv_mr *mr[4];
+
+	printf("keys");
+	for (int i = 0; i < 4; i++) {
+		mr[i] = ibv_reg_mr(pd, buf + i * PAGE, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		if (!mr[i]) {
+			printf("\nFAIL: reg_mr %d: %s\n", i, strerror(errno));
+			exit(1);
+		}
+		printf(" 0x%x", mr[i]->rkey);
+	}
+	printf("\n");
+	signal(SIGUSR1, on_usr1);
+	touch(ready);
+	while (!go)
+		pause();
+	for (int i = 0; i < 4; i++)
+		CHECK(ibv_dereg_mr(mr[i]) == 0, "dereg %d", i);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
@@ -240,7 +265,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s matrix|check|cycle|leak|hold DEV [N|READY]\n", argv[0]);
+		fprintf(stderr, "usage: %s matrix|check|cycle|leak|hold|keys DEV [N|READY]\n", argv[0]);
 		return 2;
 	}
 	ctx = open_by_name(argv[2]);
@@ -265,6 +290,8 @@ int main(int argc, char **argv)
 		return failures ? 1 : 0; /* the kernel cleans up */
 	} else if (strcmp(argv[1], "hold") == 0 && argc == 4) {
 		mode_hold(ctx, pd, argv[3]);
+	} else if (strcmp(argv[1], "keys") == 0 && argc == 4) {
+		mode_keys(pd, argv[3]);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", argv[1]);
 		return 2;

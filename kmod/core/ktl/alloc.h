@@ -18,6 +18,12 @@ template <typename T, typename... Args> T *create(AllocCtx ctx, Args &&...args) 
 	return new (mem, place) T(forward<Args>(args)...);
 }
 
+// Memory that may sleep; charged to the calling process when it is held
+// for user space (env.h sroce_env_zalloc_user).
+inline void *zalloc_for(bool user, usize size) {
+	return user ? sroce_env_zalloc_user(size) : sroce_env_zalloc(size, 0);
+}
+
 template <typename T> void destroy(T *obj) {
 	if (!obj)
 		return;

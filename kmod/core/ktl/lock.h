@@ -1,5 +1,7 @@
 // SpinLock over env.h locks, a scoped Guard, and Protected<T>, which keeps
-// data reachable only through a guard (SerenityOS SpinlockProtected).
+// data reachable only through a guard (SerenityOS SpinlockProtected). Every
+// lock has a kind (env.h sroce_env_lock_kind): its lockdep class, and its
+// place in the lock order that enum states.
 #pragma once
 #include "../env.h"
 #include "errno.h"
@@ -10,11 +12,13 @@ namespace ktl {
 
 class SpinLock : NonCopyable {
 public:
-	SpinLock() = default;
+	// The kind is fixed where the lock is declared, so every lock of one
+	// member shares one class.
+	explicit SpinLock(sroce_env_lock_kind kind) : kind_(kind) {}
 	~SpinLock() { sroce_env_spin_destroy(lock_); }
 	// Two-phase: construction cannot fail, init() can.
 	Result<void> init() {
-		lock_ = sroce_env_spin_create();
+		lock_ = sroce_env_spin_create(kind_);
 		if (!lock_)
 			return Error::from_errno(err::nomem);
 		return {};
@@ -24,6 +28,7 @@ public:
 
 private:
 	sroce_env_spinlock *lock_ = nullptr;
+	sroce_env_lock_kind kind_;
 };
 
 class [[nodiscard]] Guard : NonCopyable {
@@ -37,6 +42,7 @@ private:
 
 template <typename T> class Protected : NonCopyable {
 public:
+	explicit Protected(sroce_env_lock_kind kind) : lock_(kind) {}
 	Result<void> init() { return lock_.init(); }
 
 	// Runs fn(T&) with the lock held and returns what fn returns.
