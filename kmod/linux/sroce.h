@@ -252,7 +252,7 @@ void sroce_net_init_unregister_work(struct sroce_dev *sdev);
  * then synchronize_rcu() (every batch that may hold an event for it has been
  * flushed), then frees the ib_core object.
  */
-#define SROCE_BATCH_EVENTS 32
+#define SROCE_BATCH_EVENTS SROCE_ENV_BATCH_EVENTS /* env.h says how the core stays within it */
 
 struct sroce_batch_event {
 	void *owner; /* ib_cq, ib_qp, ib_srq or ib_wq */
