@@ -149,9 +149,15 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// anything; the rest are duplicates or garbage.
 	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_) >= 0)
 		return;
-	if (nak)
+	if (nak) {
+		// A NAK names the request that failed. One for a PSN already
+		// acknowledged answers a duplicate of a finished request (the
+		// responder re-executed a replayed READ, say): it is stale, and
+		// failing the oldest WQE with it would blame an innocent one.
+		if (psn_diff(psn, unacked_psn_) < 0)
+			return;
 		on_nak_locked(pi, b);
-	else if (pi.flags & (ib::op_read | ib::op_atomic))
+	} else if (pi.flags & (ib::op_read | ib::op_atomic))
 		on_data_response_locked(rx, b);
 	else
 		on_ack_psn_locked(psn, b);

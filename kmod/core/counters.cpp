@@ -35,6 +35,8 @@ const char *const names[] = {
 	"rx_bad_header",
 	"sq_doorbells",
 	"sq_poller_wakeups",
+	"rx_bad_pkey",
+	"rx_bad_addr",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace

@@ -240,14 +240,20 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 }
 
 ktl::Result<void> Qp::modify(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b) {
+	// A path MTU above the port's active MTU would send packets the link
+	// drops, and the QP would stall in retries: clamp it, as the port is
+	// now (read before the QP lock: the port lock is not nested in it).
+	sroce_core_qp_attr a = attr;
+	if (mask & ib::attr_path_mtu)
+		a.path_mtu = ktl::min(a.path_mtu, dev_->active_mtu());
 	ktl::Guard g(lock_);
-	auto r = check_modify_locked(attr, mask);
+	auto r = check_modify_locked(a, mask);
 	if (r.is_error()) {
-		if ((mask & ib::attr_av) && attr.path)
-			sroce_env_path_put(attr.path);
+		if ((mask & ib::attr_av) && a.path)
+			sroce_env_path_put(a.path);
 		return r;
 	}
-	apply_modify_locked(attr, mask, b);
+	apply_modify_locked(a, mask, b);
 	return {};
 }
 
@@ -352,7 +358,7 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 void Qp::flush_locked(sroce_env_batch *b) {
 	// A pending retry timer finds nothing outstanding and does nothing.
 	u32 prod = sq_fetched_;
-	auto p = sq_.producer(sq_done_);
+	auto p = sq_.producer(sq_done_, sq_fetched_); // never behind what was fetched
 	if (!p.is_error())
 		prod = p.value();
 	for (u32 i = sq_done_; i != prod; i++) {
@@ -432,7 +438,8 @@ ktl::Result<void> Qp::post_send(const sroce_wqe &wqe, const sroce_sge *sge, cons
 	} else {
 		if (w.num_sge > max_send_sge_)
 			return Error::from_errno(err::inval);
-		__builtin_memcpy(slot + sizeof(w), sge, usize(w.num_sge) * sizeof(sroce_sge));
+		if (w.num_sge) // zero-length work requests may come without SGEs
+			__builtin_memcpy(slot + sizeof(w), sge, usize(w.num_sge) * sizeof(sroce_sge));
 	}
 	__builtin_memcpy(slot, &w, sizeof(w));
 	sq_.publish_producer(prod + 1);

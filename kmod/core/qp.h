@@ -94,6 +94,11 @@ struct ReadAtomicRes {
 	u32 next_psn = 0;
 	u64 va = 0;            // next byte to send
 	u32 remaining = 0;
+	// READ: the request as first received; a duplicate must ask for a
+	// part of exactly this.
+	u32 orig_rkey = 0;
+	u64 orig_va = 0;
+	u32 orig_len = 0;
 	// ATOMIC: the original value, replayed without executing again.
 	u64 orig = 0;
 };
@@ -180,6 +185,7 @@ private:
 	void on_timeout_locked(sroce_env_batch *b);
 
 	// ---- responder.cpp ----
+	bool from_peer_locked(const ib::IpUdp &a) const;
 	void on_request_locked(const RxPacket &rx, sroce_env_batch *b);
 	void on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool payload_fits_mtu(const ib::PacketInfo &pi) const;
@@ -190,6 +196,8 @@ private:
 	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 error
 	void send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b);
 	void nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b);
+	void reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b);
+	void rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b);
 	void send_read_responses_locked(sroce_env_batch *b);
 	bool send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b);
 	void ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);

@@ -43,8 +43,8 @@ ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 
 // Copies the next WQE out of the ring into kernel memory. false when none.
 bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
-	auto p = sq_.producer(sq_done_);
-	if (p.is_error()) { // a corrupted producer index: the QP is in error
+	auto p = sq_.producer(sq_done_, sq_fetched_);
+	if (p.is_error()) { // a corrupted or rewound producer index: the QP is in error
 		to_error_locked(b);
 		return false;
 	}

@@ -57,6 +57,33 @@ void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
 	to_error_locked(b, code == ib::NakCode::remote_access ? ib::ev_qp_access_err : ib::ev_qp_req_err);
 }
 
+// A request that cannot be executed. RC NAKs it and the QP goes to error;
+// UC drops the rest of the message (IBTA 9.8.3.2). Either way a receive WQE
+// the message already took completes with the error instead of being lost.
+void Qp::reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b) {
+	if (type_ == ib::qpt_rc) {
+		nak_and_error_locked(code, rx.pi.hdr.bth.psn, b);
+		return;
+	}
+	if (recv_valid_)
+		finish_recv_locked(code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err,
+				   recv_offset_, rx, false, b);
+	in_message_ = false;
+	drop_message_ = true;
+}
+
+// Out of receive WQEs at the start of a message: RC answers RNR and the
+// requester sends the packet again, UC loses the message. The message has
+// not started: a retransmitted FIRST or ONLY must find no message open.
+void Qp::rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b) {
+	if (first)
+		in_message_ = false;
+	if (type_ == ib::qpt_rc)
+		send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), rx.pi.hdr.bth.psn, b);
+	else
+		drop_message_ = true;
+}
+
 int Qp::take_recv_locked(sroce_env_batch *b) {
 	if (srq_) {
 		auto r = srq_->take(recv_, b);
@@ -137,10 +164,7 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 	if (first) {
 		int t = take_recv_locked(b);
 		if (t == 1) {
-			if (type_ == ib::qpt_rc)
-				send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), pi.hdr.bth.psn, b);
-			else
-				drop_message_ = true;
+			rnr_locked(rx, first, b);
 			return; // epsn unchanged: the requester retries this packet
 		}
 		if (t < 0) {
@@ -150,17 +174,17 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 		in_message_ = true;
 		recv_offset_ = 0;
 	}
+	// No message is longer than max_msg_sz (which also keeps the u32
+	// offset from wrapping when the receive SGEs add up to more).
+	if (u64(recv_offset_) + pi.payload_len > param::max_msg_sz) {
+		reject_locked(ib::NakCode::invalid_request, rx, b);
+		return;
+	}
 	SgeList l{recv_.sge, recv_.num_sge, pd_->pdn()};
 	auto r = sge_scatter_pkt(*dev_, l, recv_offset_, rx.pkt, rx.payload_off, pi.payload_len);
 	if (r.is_error()) {
 		bool len = r.error().errno_value() == err::msgsize;
-		if (type_ == ib::qpt_rc) {
-			nak_and_error_locked(len ? ib::NakCode::invalid_request : ib::NakCode::remote_op, pi.hdr.bth.psn, b);
-		} else {
-			finish_recv_locked(len ? ib::wc_loc_len_err : ib::wc_loc_prot_err, recv_offset_, rx, false, b);
-			in_message_ = false;
-			drop_message_ = true;
-		}
+		reject_locked(len ? ib::NakCode::invalid_request : ib::NakCode::remote_op, rx, b);
 		return;
 	}
 	recv_offset_ += pi.payload_len;
@@ -177,7 +201,6 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
 	bool first = pi.flags & ib::op_first, last = pi.flags & ib::op_last;
-	bool rc = type_ == ib::qpt_rc;
 	if (first) {
 		write_va_ = pi.hdr.reth.va;
 		write_rkey_ = pi.hdr.reth.rkey;
@@ -185,10 +208,11 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 		recv_offset_ = 0;
 		in_message_ = true;
 		if (!(access_ & ib::access::remote_write)) {
-			if (rc)
-				nak_and_error_locked(ib::NakCode::remote_access, psn, b);
-			else
-				drop_message_ = true;
+			reject_locked(ib::NakCode::remote_access, rx, b);
+			return;
+		}
+		if (write_len_ > param::max_msg_sz) {
+			reject_locked(ib::NakCode::invalid_request, rx, b);
 			return;
 		}
 	}
@@ -197,10 +221,7 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	if (last && (pi.flags & ib::op_immdt) && !recv_valid_) {
 		int t = take_recv_locked(b);
 		if (t == 1) {
-			if (rc)
-				send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), psn, b);
-			else
-				drop_message_ = true;
+			rnr_locked(rx, first, b);
 			return;
 		}
 		if (t < 0) {
@@ -209,10 +230,7 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 		}
 	}
 	if (u64(recv_offset_) + pi.payload_len > write_len_ || (last && recv_offset_ + pi.payload_len != write_len_)) {
-		if (rc)
-			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
-		else
-			drop_message_ = true;
+		reject_locked(ib::NakCode::invalid_request, rx, b);
 		return;
 	}
 	if (pi.payload_len) {
@@ -230,10 +248,7 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 			});
 		}
 		if (r.is_error()) {
-			if (rc)
-				nak_and_error_locked(ib::NakCode::remote_access, psn, b);
-			else
-				drop_message_ = true;
+			reject_locked(ib::NakCode::remote_access, rx, b);
 			return;
 		}
 	}
@@ -267,6 +282,12 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
 	bool atomic = pi.flags & ib::op_atomic;
+	// No responder resources granted (max_dest_rd_atomic 0): no READ or
+	// ATOMIC may come (IBTA 9.7.5.1.3, invalid request).
+	if (max_dest_rd_atomic_ == 0) {
+		nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
+		return;
+	}
 	u32 slots = res_slots();
 	ReadAtomicRes &e = res_[res_next_ % slots];
 	if (e.pending || (atomic && !(access_ & ib::access::remote_atomic)) ||
@@ -307,15 +328,17 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
 			return;
 		}
-		if (dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error()) {
+		// A zero-length READ checks no key (IBTA C9-88, as rxe).
+		if (r.length &&
+		    dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error()) {
 			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 			return;
 		}
 		u32 npkts = r.length ? (r.length + mtu() - 1) / mtu() : 1;
 		n.last_psn = psn_add(psn, npkts - 1);
-		n.rkey = r.rkey;
-		n.va = r.va;
-		n.remaining = r.length;
+		n.rkey = n.orig_rkey = r.rkey;
+		n.va = n.orig_va = r.va;
+		n.remaining = n.orig_len = r.length;
 	}
 	e = n;
 	res_next_++;
@@ -410,12 +433,20 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		ReadAtomicRes *e = &res_[idx % slots];
 		if (!e->atomic) {
 			const ib::Reth &r = pi.hdr.reth;
-			if (dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error())
+			// The memory is read again, so the access rules of now apply:
+			// a READ right revoked since is refused as a new READ is.
+			if (!(access_ & ib::access::remote_read)) {
+				nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 				return;
-			// Resume from the requested PSN; the bytes must lie in the
-			// original request.
-			if (u64(u32(psn_diff(psn, e->first_psn))) * mtu() + r.length >
-			    u64(u32(psn_diff(e->last_psn, e->first_psn)) + 1) * mtu())
+			}
+			// Resume from the requested PSN: the same key, and exactly the
+			// bytes of the original request from that PSN on; anything
+			// else is not a duplicate of it.
+			u64 off = u64(u32(psn_diff(psn, e->first_psn))) * mtu();
+			if (r.rkey != e->orig_rkey || r.va != e->orig_va + off || off + r.length > e->orig_len)
+				return;
+			if (r.length &&
+			    dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error())
 				return;
 			e->rkey = r.rkey;
 			e->va = r.va;
@@ -563,6 +594,17 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 	execute_locked(rx, b);
 }
 
+// A connected QP takes packets only from its peer's address to its own
+// source GID, as rxe's check_addr: QPN and PSN alone are no secret (`rdma
+// res` shows them), so without this any host on the path, or any local user
+// with a UDP socket, could inject requests or forge ACKs and NAKs. Before
+// RTR there is no peer yet and the state checks drop everything.
+bool Qp::from_peer_locked(const ib::IpUdp &a) const {
+	if (!connected() || !path_)
+		return true;
+	return ktl::mem_equal(a.src, path_info_.dst, 16) && ktl::mem_equal(a.dst, path_info_.src, 16);
+}
+
 void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 	ktl::Guard g(lock_);
 	if (dead_)
@@ -570,6 +612,10 @@ void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 	// The device counted it on arrival (rx.cpp); now the QP is known.
 	counters_.inc(SROCE_CNT_RX_PKTS);
 	counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
+	if (!from_peer_locked(rx.ip.addr)) {
+		count(SROCE_CNT_RX_BAD_ADDR);
+		return;
+	}
 	if (rx.pi.flags & ib::op_response)
 		on_response_locked(rx, b);
 	else

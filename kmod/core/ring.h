@@ -35,17 +35,20 @@ public:
 
 	// ---- work queues: the kernel consumes ----
 	// The poster's producer index, validated against `consumed` (the
-	// kernel's shadow of what it has released). -EPROTO when the ring is
-	// corrupt.
-	ktl::Result<u32> producer(u32 consumed) const {
+	// kernel's shadow of what it has released) and `seen` (how far the
+	// kernel has already read, consumed <= seen): a producer more than
+	// `size` ahead of consumed, or rewound behind seen, makes the ring
+	// corrupt (-EPROTO).
+	ktl::Result<u32> producer(u32 consumed, u32 seen) const {
 		// Pairs with the poster's store_release of producer after it wrote
 		// the WQE (provider post_send/post_recv, "WQ-P1"; kernel posts: Ring::
 		// publish_producer).
 		u32 prod = ktl::load_acquire(&hdr_->producer);
-		if (prod - consumed > size())
+		if (prod - consumed > size() || prod - consumed < seen - consumed)
 			return ktl::Error::from_errno(ktl::err::proto);
 		return prod;
 	}
+	ktl::Result<u32> producer(u32 consumed) const { return producer(consumed, consumed); }
 	// The producer index unvalidated, only to see whether it moved (the SQ
 	// poller's scan); whoever consumes reads it again with producer().
 	u32 producer_peek() const {

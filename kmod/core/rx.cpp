@@ -19,6 +19,18 @@ bool transport_matches(ib::Transport t, u32 qp_type) {
 	default: return false;
 	}
 }
+
+// P_Key matching (IBTA 10.9.3): the low 15 bits equal, and at least one of
+// the two keys a full member. The port's table holds only the default key
+// 0xFFFF (full), so 0xFFFF and 0x7FFF match and nothing else does.
+constexpr bool pkey_matches(u16 pkt, u16 table) {
+	return (pkt & 0x7fff) == (table & 0x7fff) && ((pkt | table) & 0x8000) && (table & 0x7fff) != 0;
+}
+constexpr bool pkey_valid(u16 pkey) { return pkey_matches(pkey, ib::default_pkey); }
+static_assert(pkey_valid(0xffff) && pkey_valid(0x7fff), "the default partition, full and limited");
+static_assert(!pkey_valid(0x1234) && !pkey_valid(0x0000) && !pkey_valid(0x8000) && !pkey_valid(0xfffe),
+	      "other partitions and the invalid key");
+static_assert(!pkey_matches(0x7fff, 0x7fff), "two limited members do not match");
 } // namespace
 
 void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
@@ -61,6 +73,12 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 	if (crc.is_error() || sroce_env_pkt_read(pkt, bth + rx.ip.ib_len - ib::len::icrc, stored, 4) ||
 	    ib::icrc_finish(sroce_env_pkt_crc32(pkt, bth + ib::len::bth, rest, crc.value())) != ib::icrc_load(stored)) {
 		rc.inc(SROCE_CNT_ICRC_ERRORS);
+		sroce_env_pkt_free(pkt);
+		return;
+	}
+	// As rxe's check_keys: a packet of another partition is for no QP here.
+	if (!pkey_valid(rx.pi.hdr.bth.pkey)) {
+		rc.inc(SROCE_CNT_RX_BAD_PKEY);
 		sroce_env_pkt_free(pkt);
 		return;
 	}

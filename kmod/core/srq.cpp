@@ -23,7 +23,8 @@ ktl::Result<void> write_recv_wqe(u8 *slot, u32 stride, u32 max_sge, const sroce_
 	if (wqe.num_sge > max_sge || sizeof(sroce_wqe) + usize(wqe.num_sge) * sizeof(sroce_sge) > stride)
 		return Error::from_errno(err::inval);
 	__builtin_memcpy(slot, &wqe, sizeof(wqe));
-	__builtin_memcpy(slot + sizeof(sroce_wqe), sge, usize(wqe.num_sge) * sizeof(sroce_sge));
+	if (wqe.num_sge) // a receive without SGEs (ib_drain_rq's) may come with none
+		__builtin_memcpy(slot + sizeof(sroce_wqe), sge, usize(wqe.num_sge) * sizeof(sroce_sge));
 	return {};
 }
 

@@ -319,8 +319,12 @@ static void sroce_send_wr_fields(const struct ib_qp *ibqp, const struct ib_send_
 	if (ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_GSI) {
 		const struct ib_ud_wr *ud = ud_wr(wr);
 
-		/* ib_drain_sq posts an AH-less WR to a QP in ERR: handle 0
-		 * names no AH, and a flushed WQE needs none. */
+		/* Only SENDs are ib_ud_wrs. ib_drain_sq posts an RDMA_WRITE in
+		 * an on-stack ib_rdma_wr, shorter than an ib_ud_wr, to the QP in
+		 * ERR: it is flushed and needs no UD fields (handle 0 names no
+		 * AH); in any other state the core refuses the opcode. */
+		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+			return;
 		wqe->ud.ah_handle = ud->ah ? sroce_core_ah_handle(to_sah(ud->ah)->core) : 0;
 		wqe->ud.remote_qpn = ud->remote_qpn;
 		wqe->ud.remote_qkey = ud->remote_qkey;

@@ -599,6 +599,64 @@ static const struct file_operations st_tx_fops = {
 	.write = st_tx_write,
 };
 
+/*
+ * selftest_drain: a kernel UD QP in RTS drained with ib_drain_qp, as a
+ * kernel ULP does before destroying it. ib_drain_sq posts an ib_rdma_wr:
+ * a post_send that read it as an ib_ud_wr read past it (KASAN, under make
+ * test-debug). Writing anything runs it; the write fails if the drain did.
+ */
+static ssize_t st_drain_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos)
+{
+	struct sroce_dev *sdev = file->private_data;
+	struct ib_qp_init_attr init = {};
+	struct ib_qp_attr attr = {};
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int err;
+
+	pd = ib_alloc_pd(&sdev->ibdev, 0);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
+	cq = ib_alloc_cq(&sdev->ibdev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (IS_ERR(cq)) {
+		err = PTR_ERR(cq);
+		goto out_pd;
+	}
+	init.send_cq = init.recv_cq = cq;
+	init.qp_type = IB_QPT_UD;
+	init.cap.max_send_wr = init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+	qp = ib_create_qp(pd, &init);
+	if (IS_ERR(qp)) {
+		err = PTR_ERR(qp);
+		goto out_cq;
+	}
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = 1;
+	attr.qkey = 0x11111111;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY);
+	attr.qp_state = IB_QPS_RTR;
+	err = err ?: ib_modify_qp(qp, &attr, IB_QP_STATE);
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	err = err ?: ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+	if (!err)
+		ib_drain_qp(qp); /* waits for both flushed drain WRs */
+	ib_destroy_qp(qp);
+out_cq:
+	ib_free_cq(cq);
+out_pd:
+	ib_dealloc_pd(pd);
+	return err ?: count;
+}
+
+static const struct file_operations st_drain_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = st_drain_write,
+};
+
 void sroce_selftest_init(struct dentry *root)
 {
 	if (sroce_selftest)
@@ -607,6 +665,8 @@ void sroce_selftest_init(struct dentry *root)
 
 void sroce_selftest_add_dev(struct sroce_dev *sdev)
 {
-	if (sroce_selftest)
-		debugfs_create_file("selftest_tx", 0200, sdev->debugfs, sdev, &st_tx_fops);
+	if (!sroce_selftest)
+		return;
+	debugfs_create_file("selftest_tx", 0200, sdev->debugfs, sdev, &st_tx_fops);
+	debugfs_create_file("selftest_drain", 0200, sdev->debugfs, sdev, &st_drain_fops);
 }

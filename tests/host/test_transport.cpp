@@ -292,30 +292,6 @@ TEST_CASE("transport: errors complete with the right status", "[transport][error
 	}
 }
 
-namespace {
-// A valid RC request packet from node a to QP qpn on node b, built with the
-// core's codec; `mutate` may change the headers before they are written.
-std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const ib::Headers &h0, unsigned int payload,
-				       bool fix_icrc = true) {
-	sim::Path p = f.sim().path(f.node(0).id, f.node(1).id);
-	ib::IpUdp ip;
-	ip.ip_version = 4;
-	std::memcpy(ip.src, p.info.src, 16);
-	std::memcpy(ip.dst, p.info.dst, 16);
-	ip.sport = 0xc123;
-	sroce_env_path_put(p.path);
-	ib::Headers h = h0;
-	h.bth.dest_qpn = qpn;
-	h.bth.pad = ib::pad_for(payload);
-	unsigned int ib_len = ib::ib_length(h.bth.opcode, payload);
-	std::vector<unsigned char> pkt(28 + ib_len, 0x5a);
-	REQUIRE(!ib::write_ip_udp(ip, ib_len, ktl::Span<u8>(pkt.data(), pkt.size())).is_error());
-	REQUIRE(!ib::write_ib_headers(h, ktl::Span<u8>(pkt.data() + 28, ib_len)).is_error());
-	if (fix_icrc)
-		REQUIRE(!ib::icrc_fill(ktl::Span<u8>(pkt.data(), pkt.size())).is_error());
-	return pkt;
-}
-} // namespace
 
 TEST_CASE("transport: hostile packets are dropped or NAKed and counted", "[transport][hostile]") {
 	Fixture f(9);

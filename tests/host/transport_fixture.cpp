@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "ib_enums.h"
+#include "icrc.h"
 #include "packet.h"
 
 namespace tfx {
@@ -291,6 +292,32 @@ uint64_t iova_of(const Node &n, const Buffer &b) {
 
 sroce_sge sge_of(Fixture &f, const Node &n, const Buffer &b, size_t off, unsigned int len) {
 	return sroce_sge{iova_of(n, b) + off, len, f.lkey(b)};
+}
+
+std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const ib::Headers &h0, unsigned int payload,
+				       bool fix_icrc, const ib::IpUdp *addr) {
+	ib::IpUdp ip;
+	if (addr) {
+		ip = *addr;
+	} else {
+		sim::Path p = f.sim().path(f.node(0).id, f.node(1).id);
+		ip.ip_version = 4;
+		std::memcpy(ip.src, p.info.src, 16);
+		std::memcpy(ip.dst, p.info.dst, 16);
+		ip.sport = 0xc123;
+		sroce_env_path_put(p.path);
+	}
+	ib::Headers h = h0;
+	h.bth.dest_qpn = qpn;
+	h.bth.pad = ib::pad_for(payload);
+	unsigned int ib_len = ib::ib_length(h.bth.opcode, payload);
+	unsigned int hl = ib::ip_udp_len(ip.ip_version);
+	std::vector<unsigned char> pkt(hl + ib_len, 0x5a);
+	REQUIRE(!ib::write_ip_udp(ip, ib_len, ktl::Span<u8>(pkt.data(), pkt.size())).is_error());
+	REQUIRE(!ib::write_ib_headers(h, ktl::Span<u8>(pkt.data() + hl, ib_len)).is_error());
+	if (fix_icrc)
+		REQUIRE(!ib::icrc_fill(ktl::Span<u8>(pkt.data(), pkt.size())).is_error());
+	return pkt;
 }
 
 } // namespace tfx

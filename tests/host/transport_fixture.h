@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim.h"
+#include "packet.h"
 
 extern "C" {
 #include "abi.h"
@@ -101,6 +102,13 @@ private:
 uint64_t iova_of(const Node &n, const Buffer &b);
 // One SGE over b[off, off + len).
 sroce_sge sge_of(Fixture &f, const Node &n, const Buffer &b, size_t off, unsigned int len);
+
+// A valid RoCEv2 packet (IPv4, ICRC filled unless fix_icrc is false) for QP
+// qpn, from node 0's address to node 1's, built with the core's codec;
+// `addr` replaces the IP/UDP fields (addresses, ports) when given.
+std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const sroce::ib::Headers &h,
+				       unsigned int payload, bool fix_icrc = true,
+				       const sroce::ib::IpUdp *addr = nullptr);
 
 // A WQE builder.
 sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = 1);

@@ -124,6 +124,10 @@ check "s2 GIDs" gids s2 0000:0000:0000:0000:0000:ffff:0a00:0102 fd00:0001:0000:0
 cap_start h2 vethB
 cap_start - lo
 
+# ib_drain_qp of a kernel UD QP: its drain WR is an ib_rdma_wr, which the
+# UD post path must not read as an ib_ud_wr (KASAN under make test-debug).
+check "ib_drain_qp of a kernel UD QP completes" sh -c "echo 1 >$D/s1/selftest_drain"
+
 # ---- IPv4 across the veth pair ----
 rx2=$(cnt s2 rx_pkts)
 tx1=$(cnt s1 tx_pkts)

@@ -29,6 +29,14 @@ template <typename T> constexpr void swap(T &a, T &b) {
 	b = move(t);
 }
 
+// Byte comparison without memcmp (not among the symbols the core may use).
+constexpr bool mem_equal(const u8 *a, const u8 *b, usize n) {
+	u8 diff = 0;
+	for (usize i = 0; i < n; i++)
+		diff |= u8(a[i] ^ b[i]);
+	return diff == 0;
+}
+
 template <typename T, usize N> constexpr usize size(const T (&)[N]) { return N; }
 
 // Non-copyable base for objects with identity (locks, devices, tables).

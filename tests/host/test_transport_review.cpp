@@ -1,0 +1,321 @@
+// Transport bugs found in review (issue 12, items 3 and 7): each case
+// failed on the code before its fix.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+
+#include "ib_enums.h"
+#include "transport_fixture.h"
+
+using namespace tfx;
+namespace ib = sroce::ib;
+
+namespace {
+constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
+				    ib::access::remote_atomic;
+
+// "OPCODE AETH-KIND" of every packet node `from` sends.
+void tap_from(Fixture &f, int from, std::vector<std::string> &seen) {
+	f.sim().set_tap([&seen, &f, from](const sim::WirePacket &p) {
+		if (p.from != from || p.dropped)
+			return;
+		namespace core_ib = sroce::ib;
+		auto ip = core_ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
+		auto pi = core_ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));
+		const auto &h = pi.value().hdr;
+		std::string s = core_ib::opcode_name(h.bth.opcode);
+		if (pi.value().flags & core_ib::op_aeth)
+			s += std::string(" ") + core_ib::aeth_kind_name(h.aeth);
+		seen.push_back(s);
+		(void)f;
+	});
+}
+
+sroce_core_qp_attr query(Qp &q) {
+	sroce_core_qp_attr a{};
+	sroce_core_qp_query(q.qp, &a);
+	return a;
+}
+} // namespace
+
+TEST_CASE("responder: an RNR on a single-packet WRITE with immediate is retried, not fatal",
+	  "[transport][review][rnr]") {
+	Fixture f(31);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	std::vector<std::string> seen;
+	tap_from(f, b.id, seen);
+	auto w = wqe(1, ib::wr_rdma_write_imm, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	w.imm_or_inv = 0x12345678;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 200)}) == 0);
+	f.sim().run_for(100000); // no receive posted: RNR NAK
+	REQUIRE(!seen.empty());
+	CHECK(seen[0] == "RC_ACKNOWLEDGE RNR_NAK");
+	REQUIRE(f.post_recv(qb, 9, {}) == 0);
+	std::vector<sroce_cqe> ca, cb;
+	REQUIRE(f.wait_cqes(a, 1, ca, 5000000000ull));
+	CHECK(ca[0].status == ib::wc_success);
+	REQUIRE(f.wait_cqes(b, 1, cb, 5000000000ull));
+	CHECK(cb[0].status == ib::wc_success);
+	CHECK(cb[0].opcode == ib::wc_recv_rdma_imm);
+	CHECK(cb[0].wr_id == 9);
+	CHECK(std::memcmp(rb.data, la.data, 200) == 0);
+	CHECK(query(qb).qp_state == ib::qps_rts);
+	CHECK(f.sim().events_for(&qb.owner).empty());
+}
+
+TEST_CASE("responder: a UC WRITE with immediate that fails its rkey check completes its receive WQE with an error",
+	  "[transport][review][uc]") {
+	Fixture f(32);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_uc), &qb = f.qp(b, ib::qpt_uc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	REQUIRE(f.post_recv(qb, 1, {}) == 0);
+	REQUIRE(f.post_recv(qb, 2, {}) == 0);
+	auto bad = wqe(10, ib::wr_rdma_write_imm, 1);
+	bad.rdma.remote_addr = iova_of(b, rb);
+	bad.rdma.rkey = f.lkey(rb) ^ 0x100;
+	REQUIRE(f.post_send(qa, bad, {sge_of(f, a, la, 0, 64)}) == 0);
+	auto good = bad;
+	good.wr_id = 11;
+	good.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, good, {sge_of(f, a, la, 0, 64)}) == 0);
+	std::vector<sroce_cqe> cb;
+	REQUIRE(f.wait_cqes(b, 2, cb));
+	// The first receive WQE is not lost, nor silently reused.
+	CHECK(cb[0].wr_id == 1);
+	CHECK(cb[0].status == ib::wc_loc_prot_err);
+	CHECK(cb[1].wr_id == 2);
+	CHECK(cb[1].status == ib::wc_success);
+	CHECK(cb[1].opcode == ib::wc_recv_rdma_imm);
+	CHECK(std::memcmp(rb.data, la.data, 64) == 0);
+}
+
+TEST_CASE("responder: a WRITE whose RETH length is above 2^31 is an invalid request", "[transport][review][write]") {
+	Fixture f(33);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &rb = f.buffer(b, 8192, all_access);
+	std::vector<unsigned char> before(rb.data, rb.data + rb.len);
+	std::vector<std::string> seen;
+	tap_from(f, b.id, seen);
+	ib::Headers h;
+	h.bth.opcode = ib::op::rc + ib::op::write_first;
+	h.bth.ack_req = true;
+	h.reth.va = iova_of(b, rb);
+	h.reth.rkey = f.lkey(rb);
+	h.reth.length = 0x80000001u;
+	auto pkt = make_packet(f, qb.qpn, h, 1024);
+	f.sim().inject(a.id, b.id, pkt.data(), (unsigned)pkt.size());
+	f.sim().run_for(1000000);
+	REQUIRE(seen.size() == 1);
+	CHECK(seen[0] == "RC_ACKNOWLEDGE NAK_INVALID_REQUEST");
+	CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
+	(void)qa;
+}
+
+TEST_CASE("responder: a zero-length READ checks no rkey (IBTA C9-88)", "[transport][review][read]") {
+	Fixture f(34);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	auto w = wqe(1, ib::wr_rdma_read, 0);
+	w.rdma.remote_addr = 0xdead0000;
+	w.rdma.rkey = 0xbadbad;
+	REQUIRE(f.post_send(qa, w, {}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(query(qb).qp_state == ib::qps_rts);
+}
+
+TEST_CASE("responder: max_dest_rd_atomic 0 grants no READ or ATOMIC", "[transport][review][read]") {
+	Fixture f(35);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024, 0, 0, 10, 7, 7, 0);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	auto w = wqe(1, ib::wr_rdma_read, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 64)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_rem_inv_req_err);
+	CHECK(query(qb).qp_state == ib::qps_err);
+}
+
+TEST_CASE("responder: a duplicate READ is answered only as the original, and not after remote read was revoked",
+	  "[transport][review][read]") {
+	Fixture f(36);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &la = f.buffer(a, 8192, all_access);
+	Buffer &rb = f.buffer(b, 8192, all_access);
+	auto w = wqe(1, ib::wr_rdma_read, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 2048)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	REQUIRE(ca[0].status == ib::wc_success);
+	std::vector<std::string> seen;
+	tap_from(f, b.id, seen);
+	// The READ consumed PSNs 0 and 1 at b. Duplicates of it from a's
+	// address: from PSN 1 with the right va, then with another va, then
+	// the whole of it with another rkey.
+	ib::Headers h;
+	h.bth.opcode = ib::op::rc + ib::op::read_request;
+	h.bth.psn = 1;
+	h.reth.va = iova_of(b, rb) + 1024;
+	h.reth.rkey = f.lkey(rb);
+	h.reth.length = 1024;
+	auto resume = make_packet(f, qb.qpn, h, 0);
+	h.reth.va = iova_of(b, rb) + 4096;
+	auto other_va = make_packet(f, qb.qpn, h, 0);
+	h.bth.psn = 0;
+	h.reth.va = iova_of(b, rb);
+	h.reth.length = 2048;
+	h.reth.rkey = f.lkey(rb) ^ 0x100;
+	auto other_key = make_packet(f, qb.qpn, h, 0);
+	f.sim().inject(a.id, b.id, resume.data(), (unsigned)resume.size());
+	f.sim().run_for(1000000);
+	REQUIRE(seen.size() == 1);
+	CHECK(seen[0] == "RC_RDMA_READ_RESPONSE_ONLY ACK"); // PSN 1's part, answered again
+	f.sim().inject(a.id, b.id, other_va.data(), (unsigned)other_va.size());
+	f.sim().inject(a.id, b.id, other_key.data(), (unsigned)other_key.size());
+	f.sim().run_for(1000000);
+	CHECK(seen.size() == 1); // neither is a duplicate of the READ
+	// Remote read revoked (RTS -> RTS): the duplicate is a refused READ.
+	sroce_core_qp_attr at{};
+	at.qp_access_flags = ib::access::remote_write;
+	int rc = -1;
+	f.sim().call([&](sroce_env_batch *bt) { rc = sroce_core_qp_modify(qb.qp, &at, ib::attr_access_flags, bt); });
+	REQUIRE(rc == 0);
+	f.sim().inject(a.id, b.id, resume.data(), (unsigned)resume.size());
+	f.sim().run_for(1000000);
+	REQUIRE(seen.size() == 2);
+	CHECK(seen[1] == "RC_ACKNOWLEDGE NAK_REMOTE_ACCESS");
+}
+
+TEST_CASE("qp: the path MTU is clamped to the port's active MTU", "[transport][review][mtu]") {
+	Fixture f(37, 1500); // active MTU 1024
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_4096);
+	CHECK(query(qa).path_mtu == ib::mtu_1024);
+	CHECK(query(qb).path_mtu == ib::mtu_1024);
+	unsigned int biggest = 0;
+	f.sim().set_tap([&](const sim::WirePacket &p) { biggest = std::max(biggest, p.len); });
+	Buffer &la = f.buffer(a, 8192, all_access);
+	Buffer &rb = f.buffer(b, 8192, all_access);
+	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, rb, 0, 8192)}) == 0);
+	REQUIRE(f.post_send(qa, wqe(2, ib::wr_send, 1), {sge_of(f, a, la, 0, 5000)}) == 0);
+	std::vector<sroce_cqe> cb;
+	REQUIRE(f.wait_cqes(b, 1, cb));
+	CHECK(cb[0].status == ib::wc_success);
+	CHECK(std::memcmp(rb.data, la.data, 5000) == 0);
+	CHECK(biggest <= 1500);
+}
+
+TEST_CASE("requester: a rewound SQ producer index is a corrupt ring", "[transport][review][ring]") {
+	Fixture f(38);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	bool block = true; // a's WQEs stay fetched but unacknowledged
+	f.sim().set_filter([&](const sim::WirePacket &p) { return !(block && p.from == a.id); });
+	auto w = wqe(1, ib::wr_rdma_write, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 64)}) == 0);
+	w.wr_id = 2;
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 64)}) == 0);
+	f.sim().run_for(100000);
+	// The poster (a hostile process, for a user QP) moves the producer
+	// back and leaves a valid WQE beyond it.
+	auto *hdr = static_cast<sroce_ring_header *>(qa.sq.mem);
+	REQUIRE(hdr->producer == 2);
+	unsigned char *entries = static_cast<unsigned char *>(qa.sq.mem) + SROCE_RING_ENTRIES_OFFSET;
+	std::memcpy(entries + 2 * qa.sq_stride, entries + 1 * qa.sq_stride, qa.sq_stride);
+	hdr->producer = 1;
+	f.sim().call([&](sroce_env_batch *bt) { sroce_core_qp_doorbell(qa.qp, bt); });
+	// At once: the WQE beyond the producer is never fetched or sent.
+	CHECK(query(qa).qp_state == ib::qps_err);
+	block = false;
+	f.sim().run_for(100000000);
+	CHECK(query(qa).qp_state == ib::qps_err);
+	CHECK(f.sim().events_for(&qa.owner) == std::vector<int>{ib::ev_qp_fatal});
+	// Both posted WQEs complete (flushed), and nothing beyond them.
+	auto ca = f.poll(a);
+	REQUIRE(ca.size() == 2);
+	CHECK(ca[0].wr_id == 1);
+	CHECK(ca[1].wr_id == 2);
+	(void)qb;
+}
+
+// The FETCH_ADD that completed with REM_ACCESS_ERR on a clean link (issue
+// 12, item 7): a remote access NAK for a PSN already acknowledged (the
+// answer to a duplicate of a finished request) failed the oldest
+// outstanding WQE, whatever it was.
+TEST_CASE("completer: a NAK for an acknowledged PSN is stale and fails no WQE", "[transport][review][nak]") {
+	Fixture f(39);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 4096, all_access);
+	auto w = wqe(1, ib::wr_rdma_write, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, 64)}) == 0); // PSN 0
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	REQUIRE(ca[0].status == ib::wc_success);
+	bool block = true;
+	f.sim().set_filter([&](const sim::WirePacket &p) { return !(block && p.from == a.id); });
+	std::memset(rb.data + 64, 0, 8);
+	auto fa = wqe(2, ib::wr_atomic_fetch_add, 1);
+	fa.rdma.remote_addr = iova_of(b, rb) + 64;
+	fa.rdma.rkey = f.lkey(rb);
+	fa.rdma.compare_add = 5;
+	REQUIRE(f.post_send(qa, fa, {sge_of(f, a, la, 128, 8)}) == 0); // PSN 1
+	f.sim().run_for(100000);
+	ib::Headers nak;
+	nak.bth.opcode = ib::op::rc + ib::op::acknowledge;
+	nak.bth.psn = 0;
+	nak.aeth.syndrome = ib::Aeth::nak_syndrome(ib::NakCode::remote_access);
+	nak.aeth.msn = 1;
+	ib::IpUdp from_b;
+	from_b.ip_version = 4;
+	sim::Path p = f.sim().path(b.id, a.id);
+	std::memcpy(from_b.src, p.info.src, 16);
+	std::memcpy(from_b.dst, p.info.dst, 16);
+	sroce_env_path_put(p.path);
+	auto pkt = make_packet(f, qa.qpn, nak, 0, true, &from_b);
+	f.sim().inject(b.id, a.id, pkt.data(), (unsigned)pkt.size());
+	f.sim().run_for(100000);
+	CHECK(f.poll(a).empty());
+	block = false;
+	ca.clear();
+	REQUIRE(f.wait_cqes(a, 1, ca, 20000000000ull));
+	CHECK(ca[0].wr_id == 2);
+	CHECK(ca[0].status == ib::wc_success);
+	uint64_t v;
+	std::memcpy(&v, rb.data + 64, 8);
+	CHECK(v == 5);
+	(void)qb;
+}
