@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * sroce_sqpoll_errors - many QPs erroring in one SQ poller pass
- * (tests/vm/88-sq-poll-errors.sh).
+ * (tests/vm/78-sq-poll-errors.sh).
  *
  *   sroce_sqpoll_errors DEV NQPS POLLER_CPU
  *
