@@ -10,18 +10,20 @@
 
 two_hosts 88 9000
 unset SROCE_NO_SQ_POLL
-# A long sq_idle_us keeps the woken poller awake while the posts land.
-check "modprobe sroce sq_idle_us=5000000 sq_poll_cpus=1" modprobe -C /dev/null sroce sq_idle_us=5000000 sq_poll_cpus=1
+# A long sq_idle_us keeps the woken poller awake while the posts land (a
+# doze, on a contended CPU, holds as long: the program tries again).
+check "modprobe sroce sq_idle_us=200000 sq_poll_cpus=1" modprobe -C /dev/null sroce sq_idle_us=200000 sq_poll_cpus=1
 check "sroce devices" sroce_on_hosts 88
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-drains() { awk '$1 == "drains" { print $2 }' /sys/kernel/debug/sroce/sroce1/sq_poll; }
+# `ip netns exec` mounts its own /sys: the program reads the poller here.
+mkdir -p /tmp/dbg78
+mountpoint -q /tmp/dbg78 || mount -t debugfs none /tmp/dbg78
+drains() { awk '$1 == "drains" { print $2 }' /tmp/dbg78/sroce/sroce1/sq_poll; }
 d0=$(drains)
 check "48 QPs error in one pass: every completion and event arrives" \
-	ip netns exec h1 timeout 60 "$PROGS/sroce_sqpoll_errors" sroce1 48 1
-d1=$(drains)
-log "  poller drains: $((d1 - d0))"
-if [ $((d1 - d0)) -ge 48 ]; then ok "the poller drained the 48 QPs ($((d1 - d0)) drains)"; else fail "the poller drained $((d1 - d0)) QPs, not 48 (posts rang instead?)"; fi
+	ip netns exec h1 timeout 120 "$PROGS/sroce_sqpoll_errors" sroce1 48 1 /tmp/dbg78/sroce/sroce1/sq_poll
+log "  poller drains: $(($(drains) - d0))"
 check "counts back to ib_mad's own" counts_zero sroce1
+umount /tmp/dbg78
 ip netns exec h1 rdma link delete sroce1
 ip netns exec h2 rdma link delete sroce2
 wait_until 20 rmmod sroce
