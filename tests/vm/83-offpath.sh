@@ -29,7 +29,7 @@ done
 modprobe sroce
 check "sroce on A and B" sh -c 'ip netns exec a rdma link add sra type sroce netdev eth0 &&
 	ip netns exec b rdma link add srb type sroce netdev eth0'
-check "GIDs" sh -c '. '"$TOP"'/tests/vm/lib.sh; wait_until 10 gid_index sra 10.0.83.1 && wait_until 10 gid_index srb 10.0.83.2'
+check "GIDs" eval 'wait_until 10 gid_index sra 10.0.83.1 && wait_until 10 gid_index srb 10.0.83.2'
 FORGE=(/usr/bin/python3 "$TOP/tests/vm/roce_forge.py")
 
 # qp_field DEV FIELD: FIELD of DEV's sroce_integrity RC QP (rdma res -dd).
