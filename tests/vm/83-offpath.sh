@@ -10,7 +10,8 @@
 # Then a SEND with the right addresses (from B's address) but BTH P_Key
 # 0x1234. Every forged packet must be dropped and counted by the core's
 # checks (connected QPs take packets only from their peer's address, to
-# their own, with a valid P_Key: the rx_bad_* counters of `rdma statistic`),
+# their own, with a valid P_Key: rx_bad_addr and rx_bad_pkey of
+# `rdma statistic`),
 # no state may move, and the transfer must complete with every byte right.
 # vm-timeout: 300
 . "$(dirname "$0")/lib.sh"
@@ -43,19 +44,20 @@ mr_field() {
 		for (i = 1; i < NF; i++) { if ($i == "mrlen") l = $(i + 1); if ($i == f) v = $(i + 1) }
 		if (l + 0 > best) { best = l + 0; out = v } } END { print out }'
 }
-# drops DEV: the sum of the core's rx_bad_* counters (rdma statistic).
+# drops DEV: the core's drops of packets from a wrong address or with a
+# wrong P_Key (rdma statistic: rx_bad_addr + rx_bad_pkey).
 drops() {
-	rdma statistic show link "$1/1" | awk '{ for (i = 1; i < NF; i++) if ($i ~ /^rx_bad_/) s += $(i + 1) } END { print s + 0 }'
+	rdma statistic show link "$1/1" | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_bad_addr" || $i == "rx_bad_pkey") s += $(i + 1) } END { print s + 0 }'
 }
 stat() { rdma statistic show link "$1/1" | awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'; }
 
 port=19830
 l0=$(cm_listeners)
-ip netns exec a timeout 200 "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t 18 -w 150 >/tmp/op.srv 2>&1 &
+ip netns exec a timeout 250 "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t 18 -w 200 >/tmp/op.srv 2>&1 &
 spid=$!
 check "the server listens" wait_until 20 cm_listening "$l0"
-ip netns exec b timeout 200 "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 400 -m 65536 -S 83 -t 18 -r 7 \
-	-w 150 >/tmp/op.cli 2>&1 &
+ip netns exec b timeout 250 "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 3000 -m 65536 -S 83 -t 18 -r 7 \
+	-w 200 >/tmp/op.cli 2>&1 &
 cpid=$!
 check "the transfer runs (both QPs in RTS)" wait_until 30 sh -c "[ \"\$(rdma res show qp link sra -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ] &&
 	[ \"\$(rdma res show qp link srb -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ]"
@@ -64,12 +66,13 @@ sleep 2
 # Hold B's egress until B has PSNs outstanding (up to 10 tries).
 held=0
 for try in 1 2 3 4 5 6 7 8 9 10; do
-	ip -n b qdisc add dev eth0 root netem loss 100%
+	tc -n b qdisc add dev eth0 root netem loss 100%
 	sleep 0.5
-	bsq=$(qp_field srb drv_sq_psn)
-	bun=$(qp_field srb drv_sq_unacked_psn)
+	read -r bsq bun < <(rdma res show qp link srb -dd | awk '/type RC/ && /comm sroce_integrity/ {
+		for (i = 1; i < NF; i++) { if ($i == "drv_sq_psn") s = $(i + 1); if ($i == "drv_sq_unacked_psn") u = $(i + 1) }
+		print s, u; exit }')
 	if [ -n "$bsq" ] && [ "$bsq" != "$bun" ]; then held=1; break; fi
-	ip -n b qdisc del dev eth0 root
+	tc -n b qdisc del dev eth0 root
 	sleep 0.3
 done
 check "B holds unacknowledged PSNs ($bun..$((bsq - 1)))" test $held = 1
@@ -104,13 +107,13 @@ check "A answered no READ (responses_pending 0)" test "$(qp_field sra drv_respon
 check "B completed nothing falsely (unacked PSN still $bun)" test "$(qp_field srb drv_sq_unacked_psn)" = "$bun"
 check "B took no NAK (nak_rcvd_rem_access unchanged)" test "$(stat srb nak_rcvd_rem_access)" = "$na"
 check "both QPs still in RTS" sh -c "rdma res show qp link sra | grep -q 'type RC state RTS' && rdma res show qp link srb | grep -q 'type RC state RTS'"
-log "  rx_bad_*: A +$(($(drops sra) - da)) B +$(($(drops srb) - db))"
-check "A dropped and counted its 4 forged packets (rx_bad_*)" test $(($(drops sra) - da)) -eq 4
-check "B dropped and counted its 2 forged packets (rx_bad_*)" test $(($(drops srb) - db)) -eq 2
+log "  rx_bad_addr + rx_bad_pkey: A +$(($(drops sra) - da)) B +$(($(drops srb) - db))"
+check "A dropped and counted its 4 forged packets (rx_bad_addr + rx_bad_pkey)" test $(($(drops sra) - da)) -eq 4
+check "B dropped and counted its 2 forged packets (rx_bad_addr)" test $(($(drops srb) - db)) -eq 2
 rdma statistic show link sra/1 | tr ' ' '\n' | grep -A1 '^rx_bad' | paste - - | tr '\n' ' '
 log ""
 
-ip -n b qdisc del dev eth0 root
+tc -n b qdisc del dev eth0 root
 wait $cpid
 crc=$?
 wait $spid
