@@ -65,8 +65,13 @@ static int post_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint64_t id)
 /* A SCHED_FIFO busy loop on cpu for ms: the poller there cannot run. */
 static pid_t hog(int cpu, int ms)
 {
-	pid_t pid = fork();
+	int fds[2];
+	char c = 0;
+	pid_t pid;
 
+	if (pipe(fds))
+		return -1;
+	pid = fork();
 	if (pid == 0) {
 		cpu_set_t set;
 		struct sched_param sp = { .sched_priority = 50 };
@@ -76,11 +81,18 @@ static pid_t hog(int cpu, int ms)
 		CPU_SET(cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &sp))
 			_exit(3);
+		/* On the CPU now, and FIFO: the poller there cannot run. */
+		if (write(fds[1], &c, 1) != 1)
+			_exit(4);
 		end = now_ms() + ms;
 		while (now_ms() < end)
 			;
 		_exit(0);
 	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &c, 1) != 1)
+		pid = -1;
+	close(fds[0]);
 	return pid;
 }
 
@@ -145,7 +157,7 @@ static long round_once(int nqps, int cpu, const char *statpath)
 	CHECK(ibv_req_notify_cq(cq, 0) == 0, "CQ armed");
 	d0 = stat_of(statpath, "drains");
 	child = hog(cpu, 300);
-	usleep(100000); /* the hog holds the poller's CPU */
+	usleep(20000); /* the hog holds the poller's CPU */
 	for (int i = 0; i < nqps; i++)
 		if (post_ud(qps[i], bad_ah, 100 + i))
 			fprintf(stderr, "post on QP %d failed\n", i);

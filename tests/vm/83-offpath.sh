@@ -7,8 +7,9 @@
 # region) and a READ request at A's QP, an ACK covering B's unacknowledged
 # PSNs and a remote access NAK at B's QP. B's egress is held (netem loss
 # 100%) meanwhile, so B has PSNs outstanding and A's state stands still.
-# Then a SEND with the right addresses (from B's address) but BTH P_Key
-# 0x1234. Every forged packet must be dropped and counted by the core's
+# Then, B's egress open again, a SEND with the right addresses (from B's
+# address) but BTH P_Key 0x1234. The ACK timeout is 4 s (-t 20): B's QP
+# outlives the hold. Every forged packet must be dropped and counted by the core's
 # checks (connected QPs take packets only from their peer's address, to
 # their own, with a valid P_Key: rx_bad_addr and rx_bad_pkey of
 # `rdma statistic`),
@@ -53,10 +54,10 @@ stat() { rdma statistic show link "$1/1" | awk -v f="$2" '{ for (i = 1; i < NF; 
 
 port=19830
 l0=$(cm_listeners)
-ip netns exec a timeout 250 "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t 18 -w 200 >/tmp/op.srv 2>&1 &
+ip netns exec a timeout 250 "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t 20 -w 200 >/tmp/op.srv 2>&1 &
 spid=$!
 check "the server listens" wait_until 20 cm_listening "$l0"
-ip netns exec b timeout 250 "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 2000 -m 65536 -S 83 -t 18 -r 7 \
+ip netns exec b timeout 250 "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 2000 -m 65536 -S 83 -t 20 -r 7 \
 	-w 200 >/tmp/op.cli 2>&1 &
 cpid=$!
 check "the transfer runs (both QPs in RTS)" wait_until 30 sh -c "[ \"\$(rdma res show qp link sra -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ] &&
@@ -98,8 +99,6 @@ inject "a WRITE into A's MR (rkey $rkey)" c 10.0.83.3 10.0.83.1 "$aqpn" "$arq" w
 inject "a READ request of A's MR" c 10.0.83.3 10.0.83.1 "$aqpn" "$arq" read va="$iova" rkey="$rkey" len=4096
 inject "an ACK of B's PSNs up to $((bsq - 1))" c 10.0.83.3 10.0.83.2 "$bqpn" $(((bsq - 1) & 0xffffff)) ack msn=$((amsn + 100))
 inject "a remote access NAK at B (PSN $bun)" c 10.0.83.3 10.0.83.2 "$bqpn" "$bun" nak syn=0x62
-# The right addresses (B to A, from B's namespace), a P_Key A does not have.
-inject "from B's address, P_Key 0x1234, a SEND at A" b 10.0.83.2 10.0.83.1 "$aqpn" "$arq" send pkey=0x1234
 sleep 1
 check "A's QP took nothing (rq_psn $arq, msn $amsn)" \
 	test "$(qp_field sra drv_rq_psn) $(qp_field sra drv_msn)" = "$arq $amsn"
@@ -108,12 +107,18 @@ check "B completed nothing falsely (unacked PSN still $bun)" test "$(qp_field sr
 check "B took no NAK (nak_rcvd_rem_access unchanged)" test "$(stat srb nak_rcvd_rem_access)" = "$na"
 check "both QPs still in RTS" sh -c "rdma res show qp link sra | grep -q 'type RC state RTS' && rdma res show qp link srb | grep -q 'type RC state RTS'"
 log "  rx_bad_addr + rx_bad_pkey: A +$(($(drops sra) - da)) B +$(($(drops srb) - db))"
-check "A dropped and counted its 4 forged packets (rx_bad_addr + rx_bad_pkey)" test $(($(drops sra) - da)) -eq 4
+check "A dropped and counted its 3 forged packets (rx_bad_addr)" test $(($(drops sra) - da)) -eq 3
 check "B dropped and counted its 2 forged packets (rx_bad_addr)" test $(($(drops srb) - db)) -eq 2
 rdma statistic show link sra/1 | tr ' ' '\n' | grep -A1 '^rx_bad' | paste - - | tr '\n' ' '
 log ""
 
 tc -n b qdisc del dev eth0 root
+# The right addresses (B to A, from B's namespace, its egress open again),
+# a P_Key A does not have. A SEND A took would fail the server's checks.
+da=$(drops sra)
+inject "from B's address, P_Key 0x1234, a SEND at A" b 10.0.83.2 10.0.83.1 "$aqpn" "$(qp_field sra drv_rq_psn)" send pkey=0x1234
+one_more() { [ $(($(drops sra) - $1)) -eq 1 ]; }
+check "A dropped and counted it (rx_bad_pkey)" wait_until 5 one_more "$da"
 wait $cpid
 crc=$?
 wait $spid
