@@ -28,6 +28,11 @@ for n in a b c; do
 	ip -n $n link set eth0 up
 	ip -n $n addr add 10.0.83.$i/24 dev eth0
 done
+# C knows A's and B's MACs: ARP cannot resolve B while its egress is held.
+for n in a b; do
+	ip -n c neigh replace "10.0.83.$([ $n = a ] && echo 1 || echo 2)" dev eth0 nud permanent \
+		lladdr "$(ip -n $n -br link show eth0 | awk '{ print $3 }')"
+done
 modprobe sroce
 check "sroce on A and B" sh -c 'ip netns exec a rdma link add sra type sroce netdev eth0 &&
 	ip netns exec b rdma link add srb type sroce netdev eth0'
