@@ -144,6 +144,14 @@ unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int o
  * ib_event_type value (IB_EVENT_CQ_ERR, IB_EVENT_QP_FATAL, ...). */
 #define SROCE_ENV_EVENT_COMP (-1)
 void sroce_env_event(struct sroce_env_batch *b, void *owner, int kind);
+/* A batch holds this many distinct (owner, kind) events; repeats of one
+ * are free. More is a core bug (the glue warns once and drops the event).
+ * The core guarantees it by acting on at most one QP per batch: every
+ * entry point (a doorbell, a modify, one received packet, a QP's timer or
+ * work, one target of an SQ poller pass) raises at most the events of one
+ * QP, its two CQs and its SRQ, fewer than a dozen kinds. A loop over many
+ * QPs flushes a batch per QP (SqPoller::poll_once). */
+#define SROCE_ENV_BATCH_EVENTS 32
 
 /* One-shot timers. The callback runs in atomic context with a fresh batch
  * that the glue flushes after it returns. arm() re-arms a pending timer.

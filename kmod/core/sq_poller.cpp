@@ -106,15 +106,9 @@ bool SqPoller::any_moved_locked() {
 }
 
 namespace {
-struct DrainSet {
-	SqPollTarget **t;
-	usize n;
-};
-
-void drain_set(void *arg, sroce_env_batch *b) {
-	auto *s = static_cast<DrainSet *>(arg);
-	for (usize i = 0; i < s->n; i++)
-		s->t[i]->poll_ops_->drain(*s->t[i], b);
+void drain_one(void *arg, sroce_env_batch *b) {
+	auto *t = static_cast<SqPollTarget *>(arg);
+	t->poll_ops_->drain(*t, b);
 }
 } // namespace
 
@@ -142,11 +136,14 @@ bool SqPoller::poll_once() {
 	}
 	if (!n)
 		return false;
-	DrainSet s{got, n};
-	sroce_env_run_batched(drain_set, &s);
-	// After the flush: a last reference may free a QP, which may sleep.
-	for (usize i = 0; i < n; i++)
+	// A batch per target: a batch holds SROCE_ENV_BATCH_EVENTS events,
+	// which one QP's send path never exceeds but batch_max erroring QPs
+	// on one armed CQ did (each its own QP event, plus the CQ's).
+	for (usize i = 0; i < n; i++) {
+		sroce_env_run_batched(drain_one, got[i]);
+		// After the flush: a last reference may free a QP, which may sleep.
 		got[i]->poll_ops_->put(*got[i]);
+	}
 	drains_.fetch_add(n, ktl::MemoryOrder::relaxed);
 	return true;
 }

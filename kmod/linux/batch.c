@@ -10,6 +10,10 @@
  * core destroy, then synchronize_rcu(), then lets ib_core free the object.
  * Any batch that could still hold an event for it started before the
  * synchronize_rcu() and has been flushed when it returns.
+ *
+ * Capacity: SROCE_BATCH_EVENTS distinct events. env.h states how the core
+ * stays within it (one QP, its CQs and SRQ per batch; the SQ poller flushes
+ * a batch per QP); an overflow is a core bug, warned once.
  */
 #include <linux/bug.h>
 #include <linux/rcupdate.h>

@@ -17,6 +17,7 @@ static struct dentry *sroce_debugfs_root;
 static int sroce_module_counts_show(struct seq_file *m, void *unused)
 {
 	seq_printf(m, "rx_no_device %ld\n", atomic_long_read(&sroce_rx_no_dev));
+	seq_printf(m, "rx_loopback %ld\n", atomic_long_read(&sroce_rx_loopback));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_module_counts);
@@ -44,6 +45,10 @@ static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 	seq_printf(m, "tx_errors %ld\n", atomic_long_read(&g->tx_errors));
 	seq_printf(m, "rx_pkts %ld\n", atomic_long_read(&g->rx_pkts));
 	seq_printf(m, "rx_short %ld\n", atomic_long_read(&g->rx_short));
+	seq_printf(m, "tx_local %ld\n", atomic_long_read(&g->tx_local));
+	seq_printf(m, "rx_local %ld\n", atomic_long_read(&g->rx_local));
+	seq_printf(m, "rx_local_full %ld\n", atomic_long_read(&g->rx_local_full));
+	seq_printf(m, "rx_loopback %ld\n", atomic_long_read(&g->rx_loopback));
 	seq_printf(m, "rx_core_pkts %llu\n", rx.packets);
 	seq_printf(m, "rx_bad_header %llu\n", rx.bad_header);
 	seq_printf(m, "rx_icrc_errors %llu\n", rx.icrc_errors);

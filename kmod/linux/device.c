@@ -113,6 +113,9 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	if (!list_empty(&sdev->list)) /* claimed */
 		list_del_rcu(&sdev->list);
 	mutex_unlock(&sroce_devices_lock);
+	/* Same-host packets queued for us (before the core goes: a running
+	 * drain holds a device reference, so none runs now). */
+	sroce_local_exit(sdev);
 	/* Waits for readers of counts, which ask the core. */
 	sroce_debugfs_remove_dev(sdev);
 	sroce_core_dev_destroy(sdev->core);
@@ -168,6 +171,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->counters);
 	mutex_init(&sdev->counters_lock);
 	sroce_net_init_unregister_work(sdev);
+	sroce_local_init(sdev);
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
 	/* From here every failure ends in ib_dealloc_device -> dealloc. */
 	/* The write() commands ib_core leaves off by default that the provider

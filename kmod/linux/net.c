@@ -31,17 +31,18 @@ static unsigned int sroce_net_id;
 static struct workqueue_struct *sroce_wq;
 
 atomic_long_t sroce_rx_no_dev;
+atomic_long_t sroce_rx_loopback;
 
 /* The BTH: the least the core looks at in every packet. */
 #define SROCE_BTH_BYTES 12
 
 /*
- * A packet to one of this host's addresses came through lo (a local route):
- * the device is the one on the netdev that owns the destination address.
+ * The netdev that owns the destination address of a packet (data or network
+ * header at its IP header) in net: a VLAN upper counts as its real device,
+ * whose GIDs these are too. RCU.
  */
-static struct net_device *sroce_rx_local_netdev(struct sk_buff *skb)
+static struct net_device *sroce_addr_netdev(struct net *net, struct sk_buff *skb)
 {
-	struct net *net = dev_net(skb->dev);
 	struct net_device *ndev = NULL;
 
 	if (skb->protocol == htons(ETH_P_IP)) {
@@ -51,24 +52,59 @@ static struct net_device *sroce_rx_local_netdev(struct sk_buff *skb)
 		if (IS_ERR(ndev))
 			ndev = NULL;
 	}
+	if (ndev && is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
 	return ndev;
 }
 
-/* The device a packet is for, with an ib_device reference; NULL if none. */
-static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb)
+/* The device owning a packet's destination address, with an ib_device
+ * reference; NULL if none. */
+static struct sroce_dev *sroce_addr_dev(struct net *net, struct sk_buff *skb)
 {
-	struct net_device *ndev = skb->dev;
 	struct sroce_dev *sdev = NULL;
+	struct net_device *ndev;
 
 	rcu_read_lock();
-	if (ndev->flags & IFF_LOOPBACK)
-		ndev = sroce_rx_local_netdev(skb);
-	if (ndev && is_vlan_dev(ndev)) /* GIDs of VLAN uppers are the port's too */
-		ndev = vlan_dev_real_dev(ndev);
+	ndev = sroce_addr_netdev(net, skb);
 	if (ndev)
 		sdev = sroce_dev_get_by_netdev_rcu(ndev);
 	rcu_read_unlock();
 	return sdev;
+}
+
+/* The device of the receiving netdev, with an ib_device reference; NULL if
+ * none. */
+static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct sroce_dev *sdev;
+
+	rcu_read_lock();
+	if (is_vlan_dev(ndev)) /* GIDs of VLAN uppers are the port's too */
+		ndev = vlan_dev_real_dev(ndev);
+	sdev = sroce_dev_get_by_netdev_rcu(ndev);
+	rcu_read_unlock();
+	return sdev;
+}
+
+/*
+ * A datagram on lo was sent by a local socket: sroce's own same-host
+ * packets never go through the IP stack (sroce_local_xmit). Trusting lo
+ * would let any local user, with a plain UDP socket, feed a QP packets
+ * that look as if they came from the wire: drop, and count where the
+ * address owner's admin looks (and module-wide, for addresses of no
+ * device such as 127.0.0.1).
+ */
+static void sroce_rx_loopback_drop(struct sk_buff *skb)
+{
+	struct sroce_dev *sdev = sroce_addr_dev(dev_net(skb->dev), skb);
+
+	atomic_long_inc(&sroce_rx_loopback);
+	if (sdev) {
+		atomic_long_inc(&sdev->counts.rx_loopback);
+		ib_device_put(&sdev->ibdev);
+	}
+	kfree_skb(skb);
 }
 
 /*
@@ -81,6 +117,10 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	struct sroce_env_batch b;
 	struct sroce_dev *sdev;
 
+	if (skb->dev->flags & IFF_LOOPBACK) {
+		sroce_rx_loopback_drop(skb);
+		return 0;
+	}
 	sdev = sroce_rx_dev(skb);
 	if (!sdev) {
 		atomic_long_inc(&sroce_rx_no_dev);
@@ -103,6 +143,86 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 out:
 	ib_device_put(&sdev->ibdev);
 	return 0;
+}
+
+/* ---- same-host delivery ----------------------------------------------------
+ *
+ * A packet for an address of this host goes straight to the receive path of
+ * the device owning that address, as rdma_rxe does (its loopback), never
+ * through lo. Not inline: the sender is flushing a batch, and the receiver's
+ * batch would send again (ACKs, READ responses), without bound. Each device
+ * has a bounded queue drained by a tasklet, in softirq as a wire packet
+ * would be, a batch per packet; order per device is kept (a tasklet never
+ * runs on two CPUs at once). Queued skbs hold no device reference: the
+ * sender holds one while it queues, the tasklet takes one to drain (and
+ * purges when it cannot), and dealloc kills the tasklet and purges.
+ */
+#define SROCE_LOCAL_QLEN 1024  /* about a veth's backlog (netdev_max_backlog) */
+#define SROCE_LOCAL_BUDGET 64  /* packets per tasklet run, then reschedule */
+
+bool sroce_local_xmit(struct net *net, struct sk_buff *skb)
+{
+	struct sroce_dev *to = sroce_addr_dev(net, skb);
+	unsigned long flags;
+	bool queued = false;
+
+	if (!to) { /* a local address without a sroce device: as on the wire */
+		atomic_long_inc(&sroce_rx_no_dev);
+		kfree_skb(skb);
+		return false;
+	}
+	skb->dev = NULL; /* nothing below reads it; the netdev is not held */
+	spin_lock_irqsave(&to->local_q.lock, flags);
+	if (skb_queue_len(&to->local_q) < SROCE_LOCAL_QLEN) {
+		__skb_queue_tail(&to->local_q, skb);
+		queued = true;
+	}
+	spin_unlock_irqrestore(&to->local_q.lock, flags);
+	if (queued) {
+		tasklet_schedule(&to->local_rx);
+	} else {
+		atomic_long_inc(&to->counts.rx_local_full);
+		kfree_skb(skb);
+	}
+	ib_device_put(&to->ibdev);
+	return queued;
+}
+
+static void sroce_local_rx(struct tasklet_struct *t)
+{
+	struct sroce_dev *sdev = from_tasklet(sdev, t, local_rx);
+	struct sroce_env_batch b;
+	struct sk_buff *skb;
+	unsigned int n;
+
+	/* Unregistration has begun: nothing may reach the core any more. */
+	if (!ib_device_try_get(&sdev->ibdev)) {
+		skb_queue_purge(&sdev->local_q);
+		return;
+	}
+	for (n = 0; n < SROCE_LOCAL_BUDGET && (skb = skb_dequeue(&sdev->local_q)); n++) {
+		atomic_long_inc(&sdev->counts.rx_pkts);
+		atomic_long_inc(&sdev->counts.rx_local);
+		sroce_batch_init(&b);
+		sroce_core_rx(sdev->core, sroce_pkt_from_rx(sdev, skb), &b);
+		sroce_batch_flush(sdev, &b);
+	}
+	if (!skb_queue_empty(&sdev->local_q))
+		tasklet_schedule(t);
+	ib_device_put(&sdev->ibdev);
+}
+
+void sroce_local_init(struct sroce_dev *sdev)
+{
+	skb_queue_head_init(&sdev->local_q);
+	tasklet_setup(&sdev->local_rx, sroce_local_rx);
+}
+
+/* dealloc_driver: unregistered, so nobody queues any more. */
+void sroce_local_exit(struct sroce_dev *sdev)
+{
+	tasklet_kill(&sdev->local_rx);
+	skb_queue_purge(&sdev->local_q);
 }
 
 static struct socket *sroce_udp_open(struct net *net, bool ipv6)

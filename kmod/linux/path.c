@@ -8,8 +8,8 @@
  * (dst_check) and looked up again when the routing changed. Link-layer
  * addresses are the neighbour layer's business when the packet goes out;
  * a destination on this host (a QP talking to its own device's address)
- * gets a local route and loops through lo, where net.c finds the device
- * that owns the address.
+ * gets a local route; pkt.c then hands its packets to the device that owns
+ * the address (net.c), not to lo.
  */
 #include <linux/kref.h>
 #include <linux/spinlock.h>

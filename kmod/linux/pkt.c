@@ -15,6 +15,8 @@
 #include <net/dst.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
+#include <net/ip6_fib.h>
+#include <net/route.h>
 #include <net/ipv6.h>
 
 #include "sroce.h"
@@ -171,7 +173,7 @@ static void sroce_udp6_csum(struct sk_buff *skb, struct dst_entry *dst)
  * protocol, the transport header and the checksum state. false if the
  * headers are not IP/UDP of the route's family (a core bug).
  */
-static bool sroce_pkt_prepare(struct sk_buff *skb, struct dst_entry *dst)
+static bool sroce_pkt_prepare(struct sk_buff *skb, struct dst_entry *dst, bool local)
 {
 	unsigned int hlen = skb_headlen(skb);
 	unsigned int thoff;
@@ -198,7 +200,11 @@ static bool sroce_pkt_prepare(struct sk_buff *skb, struct dst_entry *dst)
 			return false;
 		skb->protocol = htons(ETH_P_IPV6);
 		skb_set_transport_header(skb, sizeof(*ip6h));
-		sroce_udp6_csum(skb, dst);
+		/* No IP stack on the way to a local device: nothing checks it. */
+		if (local)
+			skb->ip_summed = CHECKSUM_UNNECESSARY;
+		else
+			sroce_udp6_csum(skb, dst);
 		return true;
 	}
 	return false;
@@ -220,11 +226,27 @@ static void sroce_xmit_cache_drop(struct sroce_xmit_cache *c)
 	c->path = NULL;
 }
 
+/* A route to an address of this host (of any device, in the path's
+ * namespace): the packet would loop through lo (or a VRF device). */
+static bool sroce_dst_local(struct dst_entry *dst)
+{
+	if (dst->dev->flags & IFF_LOOPBACK)
+		return true;
+	if (dst->ops->family == AF_INET)
+		return ((struct rtable *)dst)->rt_type == RTN_LOCAL;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (dst->ops->family == AF_INET6)
+		return ((struct rt6_info *)dst)->rt6i_flags & RTF_LOCAL;
+#endif
+	return false;
+}
+
 static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct sroce_xmit_cache *c)
 {
 	struct sroce_env_path *path = sroce_skb_cb(skb)->path;
 	struct sroce_dev *owner = sroce_path_dev(path);
 	struct dst_entry *dst;
+	bool local;
 	int err;
 
 	/* A core call on one device sends only on that device's paths. */
@@ -244,15 +266,26 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 		return;
 	}
 	dst = c->dst;
-	if (WARN_ON_ONCE(!sroce_pkt_prepare(skb, dst))) {
+	local = sroce_dst_local(dst);
+	if (WARN_ON_ONCE(!sroce_pkt_prepare(skb, dst, local))) {
 		atomic_long_inc(&owner->counts.tx_errors);
 		kfree_skb(skb);
+		return;
+	}
+	/* Same host: straight to the owning device's receive path, never
+	 * through lo, whose packets any local user can forge (net.c drops
+	 * every one). */
+	if (local) {
+		if (sroce_local_xmit(c->net, skb)) {
+			atomic_long_inc(&owner->counts.tx_pkts);
+			atomic_long_inc(&owner->counts.tx_local);
+		}
 		return;
 	}
 	skb->dev = dst->dev;
 	skb_dst_set(skb, dst_clone(dst));
 	/* The neighbour layer resolves the link-layer destination, in the
-	 * route's namespace; a local destination loops through lo. */
+	 * route's namespace. */
 	if (dst->ops->family == AF_INET6)
 		err = ip6_local_out(c->net, NULL, skb);
 	else

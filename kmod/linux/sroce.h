@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
+#include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
@@ -32,6 +33,10 @@ struct sroce_glue_counts {
 	atomic_long_t tx_errors;      /* dropped by the IP stack or malformed by the core */
 	atomic_long_t rx_pkts;        /* handed to sroce_core_rx */
 	atomic_long_t rx_short;       /* dropped: IP + UDP + BTH not readable */
+	atomic_long_t tx_local;       /* of tx_pkts: to a device of this host, queued on its local_q */
+	atomic_long_t rx_local;       /* of rx_pkts: from this host's devices, through local_q */
+	atomic_long_t rx_local_full;  /* dropped: local_q full */
+	atomic_long_t rx_loopback;    /* dropped: UDP 4791 on lo, for this device's address (not sent by sroce) */
 };
 
 struct sroce_dev {
@@ -43,6 +48,10 @@ struct sroce_dev {
 	struct work_struct unregister_work; /* netdev unregister, see net.c */
 	char parent[IFNAMSIZ];
 	struct sroce_glue_counts counts;
+	/* Packets this host's sroce devices sent to this one, which never
+	 * touch the IP stack (net.c); drained by local_rx in softirq. */
+	struct sk_buff_head local_q;
+	struct tasklet_struct local_rx;
 	struct dentry *debugfs;        /* <debugfs>/sroce/<ibdev>/, see debugfs.c */
 	struct list_head counters;     /* struct sroce_counter, see counter.c */
 	struct mutex counters_lock;
@@ -242,6 +251,12 @@ struct sroce_net *sroce_net_get(struct net *net);
 void sroce_net_put(struct sroce_net *sn);
 void sroce_net_queue_unregister(struct sroce_dev *sdev);
 void sroce_net_init_unregister_work(struct sroce_dev *sdev);
+void sroce_local_init(struct sroce_dev *sdev);
+void sroce_local_exit(struct sroce_dev *sdev);
+/* A prepared packet (data at the IP header) for a local destination of net:
+ * queued for the sroce device owning the destination address, or dropped.
+ * Consumes skb; true if queued. */
+bool sroce_local_xmit(struct net *net, struct sk_buff *skb);
 
 /* ---- data-path services (Documentation/transport.md, "Kernel glue") ---- */
 
@@ -257,7 +272,7 @@ void sroce_net_init_unregister_work(struct sroce_dev *sdev);
  * then synchronize_rcu() (every batch that may hold an event for it has been
  * flushed), then frees the ib_core object.
  */
-#define SROCE_BATCH_EVENTS 32
+#define SROCE_BATCH_EVENTS SROCE_ENV_BATCH_EVENTS /* env.h says how the core stays within it */
 
 struct sroce_batch_event {
 	void *owner; /* ib_cq, ib_qp, ib_srq or ib_wq */
@@ -308,6 +323,7 @@ struct dst_entry *sroce_path_dst(struct sroce_env_path *path, struct net **net);
 extern struct workqueue_struct *sroce_dp_wq;
 
 extern atomic_long_t sroce_rx_no_dev; /* net.c: no sroce device for the receiving netdev */
+extern atomic_long_t sroce_rx_loopback; /* net.c: UDP 4791 on lo, dropped (sroce never sends there) */
 
 /* selftest.c: debugfs hooks that exist only with the selftest parameter. */
 void sroce_selftest_init(struct dentry *root);

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace env_host {
@@ -50,4 +51,9 @@ struct AtomicScope {
 // What sroce_env_thread_contended answers for every thread (default false:
 // a CPU of its own). The SQ poller sleeps early while it is true.
 void set_thread_contended(bool on);
+
+// Events flushed by sroce_env_run_batched while no simulator exists (an SQ
+// poller on a device of its own), as (owner, kind), in order.
+std::vector<std::pair<void *, int>> unsimulated_events();
+void clear_unsimulated_events();
 } // namespace env_host

@@ -182,7 +182,20 @@ unsigned int sroce_env_pkt_crc32(const sroce_env_pkt *pkt, unsigned int off, uns
 	return crc;
 }
 
-void sroce_env_event(sroce_env_batch *b, void *owner, int kind) { b->events.emplace_back(owner, kind); }
+// The glue's batch holds SROCE_ENV_BATCH_EVENTS distinct events and drops
+// (with a warning) what does not fit: the same here, so a core entry point
+// that queues more fails its host test. Repeats are kept for the event log.
+void sroce_env_event(sroce_env_batch *b, void *owner, int kind) {
+	std::pair<void *, int> e(owner, kind);
+	if (std::find(b->events.begin(), b->events.end(), e) == b->events.end()) {
+		if (b->distinct == SROCE_ENV_BATCH_EVENTS) {
+			sroce_env_warn(__FILE__, __LINE__, "batch event overflow: event dropped");
+			return;
+		}
+		b->distinct++;
+	}
+	b->events.push_back(e);
+}
 
 sroce_env_timer *sroce_env_timer_create(sroce_env_callback fn, void *arg) {
 	if (env_host::take_allocation_failure())

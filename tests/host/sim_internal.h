@@ -28,6 +28,7 @@ struct sroce_env_path {
 struct sroce_env_batch {
 	std::vector<std::pair<sroce_env_path *, sroce_env_pkt *>> pkts;
 	std::vector<std::pair<void *, int>> events;
+	unsigned int distinct = 0; // distinct (owner, kind) in events
 };
 
 namespace sim::detail {

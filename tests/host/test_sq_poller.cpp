@@ -587,3 +587,150 @@ TEST_CASE("SQ poller on a device: polled contexts' QPs are scanned, NO_SQ_POLL c
 	CHECK(env_host::live_allocations() == base);
 	CHECK(env_host::warnings() == 0);
 }
+
+// One poller pass that errors many QPs at once onto one armed CQ: each QP
+// raises its own QP_FATAL, the CQ one completion event. The glue's batch
+// holds SROCE_ENV_BATCH_EVENTS distinct events (so does the host's, which
+// warns and drops beyond it): one batch for the whole pass overflowed with
+// 33 (a WARN a user could trigger at will, and lost events).
+TEST_CASE("SQ poller: a pass erroring 40 QPs onto one armed CQ loses no event", "[sq_poller][threads]") {
+	env_host::clear();
+	env_host::clear_unsimulated_events();
+	long base = env_host::live_allocations();
+	sroce_core_dev_init init{};
+	const unsigned char mac[6] = {0x02, 0, 0, 0, 0, 0x67};
+	std::memcpy(init.mac, mac, 6);
+	init.netdev_mtu = 9000;
+	init.netdev_up = 1;
+	init.sq_poll = 1;
+	init.sq_idle_us = 1000;
+	std::strcpy(init.poller_name, "test_sqp_ovf");
+	sroce_core_dev *dev = nullptr;
+	REQUIRE(sroce_core_dev_create(&init, &dev) == 0);
+
+	sroce_alloc_ucontext_req req{};
+	req.abi_version = SROCE_ABI_VERSION;
+	sroce_alloc_ucontext_resp resp{};
+	sroce_core_ucontext *uc = nullptr;
+	REQUIRE(sroce_core_ucontext_create(dev, &req, sizeof(req), &resp, &uc) == 0);
+	std::vector<unsigned char> page(SROCE_PAGE_SIZE);
+	sroce_core_ucontext_fill_page(uc, page.data());
+	auto *pg = reinterpret_cast<sroce_context_page *>(page.data());
+	sroce_core_pd *pd = nullptr;
+	REQUIRE(sroce_core_pd_create(dev, &pd) == 0);
+	sroce_core_cq_init ci{};
+	int cq_owner = 0;
+	ci.owner = &cq_owner;
+	ci.ring = zring(64, sizeof(sroce_cqe), &ci.log_size);
+	ci.user = 1;
+	sroce_core_cq *cq = nullptr;
+	REQUIRE(sroce_core_cq_create(dev, &ci, &cq) == 0);
+	REQUIRE(sroce_core_cq_req_notify(cq, sroce::ib::cq_next_comp) == 0);
+
+	constexpr int nqps = 41; // 40 that fail and one whose doorbell wakes the poller
+	struct UserQp {
+		sroce_core_qp *qp = nullptr;
+		void *sq = nullptr, *rq = nullptr;
+		unsigned int stride = 0;
+		int owner = 0;
+	};
+	std::vector<UserQp> qps(nqps);
+	auto batched = [](auto fn) {
+		sroce_env_run_batched([](void *f, sroce_env_batch *b) { (*static_cast<decltype(fn) *>(f))(b); }, &fn);
+	};
+	for (UserQp &q : qps) {
+		sroce_core_qp_init qi{};
+		qi.owner = &q.owner;
+		qi.qp_type = sroce::ib::qpt_ud;
+		qi.port = 1;
+		qi.pd = pd;
+		qi.send_cq = cq;
+		qi.recv_cq = cq;
+		qi.max_send_sge = 1;
+		qi.max_recv_sge = 1;
+		qi.user = 1;
+		qi.uctx = uc;
+		q.stride = qi.sq_stride = sroce_core_wqe_stride(1, 0);
+		qi.rq_stride = qi.sq_stride;
+		q.sq = qi.sq_ring = zring(16, qi.sq_stride, &qi.sq_log_size);
+		q.rq = qi.rq_ring = zring(16, qi.rq_stride, &qi.rq_log_size);
+		REQUIRE(sroce_core_qp_create(dev, &qi, &q.qp) == 0);
+		int rc = -1;
+		sroce_core_qp_attr at{};
+		at.qp_state = sroce::ib::qps_init;
+		at.port_num = 1;
+		at.qkey = 0x11111111;
+		batched([&](sroce_env_batch *b) {
+			rc = sroce_core_qp_modify(q.qp, &at,
+						  sroce::ib::attr_state | sroce::ib::attr_pkey_index | sroce::ib::attr_port |
+							  sroce::ib::attr_qkey,
+						  b);
+		});
+		REQUIRE(rc == 0);
+		for (unsigned int st : {sroce::ib::qps_rtr, sroce::ib::qps_rts}) {
+			at = {};
+			at.qp_state = st;
+			int mask = sroce::ib::attr_state | (st == sroce::ib::qps_rts ? sroce::ib::attr_sq_psn : 0);
+			batched([&](sroce_env_batch *b) { rc = sroce_core_qp_modify(q.qp, &at, mask, b); });
+			REQUIRE(rc == 0);
+		}
+	}
+	// Asleep (NEED_WAKEUP up): the posts below all wait for one pass.
+	sroce_core_sq_poll_stats st{};
+	for (int i = 0; i < 3000 && !st.asleep; i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		sroce_core_dev_sq_poll(dev, &st);
+	}
+	REQUIRE(st.asleep == 1);
+	REQUIRE((pg->flags & SROCE_CTX_NEED_WAKEUP));
+	// A UD SEND naming an AH that does not exist: LOC_QP_OP_ERR, the QP
+	// goes to the error state (QP_FATAL).
+	for (int i = 0; i + 1 < nqps; i++) {
+		auto *hdr = static_cast<sroce_ring_header *>(qps[i].sq);
+		auto *w = reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(qps[i].sq) +
+							SROCE_RING_ENTRIES_OFFSET);
+		*w = {};
+		w->wr_id = 1000 + i;
+		w->opcode = sroce::ib::wr_send;
+		w->flags = SROCE_WQE_SIGNALED; // no SGE: a zero-length SEND
+		w->ud.ah_handle = 0xdead0000u + i;
+		w->ud.remote_qpn = 1;
+		w->ud.remote_qkey = 0x11111111;
+		__atomic_store_n(&hdr->producer, 1u, __ATOMIC_RELEASE);
+	}
+	// The last QP's empty doorbell wakes the poller, which finds 40 SQs moved.
+	batched([&](sroce_env_batch *b) { sroce_core_qp_doorbell(qps[nqps - 1].qp, b); });
+	auto fatal_events = [&] {
+		int n = 0;
+		for (auto [owner, kind] : env_host::unsimulated_events())
+			for (int i = 0; i + 1 < nqps; i++)
+				if (owner == &qps[i].owner && kind == sroce::ib::ev_qp_fatal)
+					n++;
+		return n;
+	};
+	for (int i = 0; i < 5000 && fatal_events() < nqps - 1; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(fatal_events() == nqps - 1);
+	int comp = 0;
+	for (auto [owner, kind] : env_host::unsimulated_events())
+		if (owner == &cq_owner && kind == SROCE_ENV_EVENT_COMP)
+			comp++;
+	CHECK(comp == 1);
+	auto *cqh = static_cast<sroce_ring_header *>(ci.ring);
+	CHECK(__atomic_load_n(&cqh->producer, __ATOMIC_ACQUIRE) == unsigned(nqps - 1));
+	CHECK(env_host::warnings() == 0);
+
+	for (UserQp &q : qps)
+		sroce_core_qp_destroy(q.qp);
+	sroce_core_ucontext_destroy(uc);
+	sroce_core_cq_destroy(cq);
+	sroce_core_pd_destroy(pd);
+	sroce_core_dev_destroy(dev);
+	for (UserQp &q : qps) {
+		std::free(q.sq);
+		std::free(q.rq);
+	}
+	std::free(ci.ring);
+	CHECK(env_host::live_allocations() == base);
+	env_host::clear_unsimulated_events();
+}
