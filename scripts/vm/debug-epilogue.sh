@@ -33,7 +33,7 @@ fi
 text="" size="" base=""
 if [ -d /sys/module/sroce ]; then
 	text=$(cat /sys/module/sroce/sections/.text 2>/dev/null)
-	read -r _ size _ _ _ base < <(grep '^sroce ' /proc/modules)
+	read -r _ size _ _ _ base _ < <(grep '^sroce ' /proc/modules)
 	echo "sroce: module at $base, size $size, .text at $text"
 	modprobe -r sroce 2>&1 || rmmod sroce || fail "cannot unload sroce"
 fi
