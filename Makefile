@@ -8,6 +8,7 @@
 #   make test-vm-doorbell  the VM suite with sq_poll=0, then SROCE_NO_SQ_POLL=1, ~30 min
 #   make bench        sroce against rdma_rxe in one VM -> Documentation/benchmarks.md
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
+#   make test-debug   VM, slow VM and pair suites on a lockdep/KASAN/UBSAN/kmemleak kernel
 #   make install      install sroce.ko and the provider on this host
 #
 # KVER selects the kernel to build for (default: Debian 12's current 6.1,
@@ -30,7 +31,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow demo bench bench-host install clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host install clean
 
 all: kmod user progs host dump
 
@@ -163,6 +164,14 @@ test-slow:
 	test -e $(TOP)/.cache/kernel/$$k/boot/vmlinuz-$$k || bash $(TOP)/scripts/setup.sh $$k; \
 	$(MAKE) --no-print-directory KVER=$$k kmod user progs && \
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $$k
+
+# Not in CI: Debian's 6.1 source built with lockdep, KASAN, UBSAN, kmemleak,
+# DEBUG_ATOMIC_SLEEP and DEBUG_OBJECTS (scripts/debug-kernel.sh, cached in
+# .cache/ after the first build), the module built against it, then the VM
+# suite, the slow VM suite and the pair tests on it with panic_on_warn=1 and
+# a kmemleak scan at the end of every boot (scripts/test-debug.sh).
+test-debug:
+	bash $(TOP)/scripts/test-debug.sh
 
 demo: kmod user progs
 	$(TOP)/scripts/vm-run --kernel $(KVER) -- bash $(TOP)/scripts/demo.sh

@@ -16,8 +16,12 @@ mkdir -p "$out"
 # The suite in another mode (make test-vm-doorbell): SROCE_VM_MODPARAMS are
 # module options for every `modprobe sroce` in the guest (modprobe.d), and
 # SROCE_NO_SQ_POLL=1 puts every process's contexts in doorbell mode.
-"$top/scripts/vm-run" "${kargs[@]}" --timeout 3000 --out "$out" -- \
+# SROCE_VM_TIMEOUT_SCALE multiplies the VM's and every test's time limit
+# (make test-debug: the debug kernel is several times slower under TCG).
+scale=${SROCE_VM_TIMEOUT_SCALE:-1}
+"$top/scripts/vm-run" "${kargs[@]}" --timeout $((3000 * scale)) --out "$out" -- \
 	env SROCE_VM_MODPARAMS="${SROCE_VM_MODPARAMS:-}" ${SROCE_NO_SQ_POLL:+SROCE_NO_SQ_POLL=$SROCE_NO_SQ_POLL} \
+	SROCE_VM_TIMEOUT_SCALE="$scale" \
 	bash "$top/tests/vm/run-in-vm.sh" "$@"
 rc=$?
 [ $rc -eq 0 ] || echo "vm tests: exit $rc; logs in $out" >&2

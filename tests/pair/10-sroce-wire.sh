@@ -8,7 +8,7 @@
 # two programs), so sroce speaks the wire with rxe across real NICs.
 if [ "${1:-}" != guest ]; then
 	. "$(dirname "$0")/lib.sh"
-	pair_run --timeout 600 -- bash "$0" guest ::: bash "$0" guest
+	pair_run --timeout $((600 * scale)) -- bash "$0" guest ::: bash "$0" guest
 	exit
 fi
 

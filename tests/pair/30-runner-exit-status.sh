@@ -10,7 +10,7 @@ expect() {
 	local want=$1 guest=$2 other err rc
 	shift 2
 	[ "$guest" = a ] && other=b || other=a
-	err=$(pair_run --timeout 120 -- "$@" 2>&1 >/dev/null)
+	err=$(pair_run --timeout $((120 * scale)) -- "$@" 2>&1 >/dev/null)
 	rc=$?
 	printf '%s\n' "$err" | sed 's/^/  | /'
 	if [ "$rc" -eq "$want" ]; then ok "$* exits $want"; else fail "$* exits $rc, not $want"; fi

@@ -6,7 +6,7 @@
 
 # Both commands have started once each guest recorded its start time.
 started() {
-	for _ in $(seq 600); do
+	for _ in $(seq $((600 * scale))); do
 		[ -s "$OUT/a/.vm/t-start" ] && [ -s "$OUT/b/.vm/t-start" ] && return 0
 		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.2
@@ -17,7 +17,7 @@ started() {
 # Job control puts vm-run in a process group of its own, as a shell does for
 # a foreground job (and a background job of a script would ignore SIGINT).
 set -m
-"${vm_run[@]}" --timeout 300 -- sleep 600 ::: sleep 600 2>"$OUT.err" &
+"${vm_run[@]}" --timeout $((300 * scale)) -- sleep 600 ::: sleep 600 2>"$OUT.err" &
 pid=$!
 set +m
 if started; then ok "both guests run their commands"; else fail "the guests did not start"; fi

@@ -8,6 +8,10 @@ NAME=$(basename "$0" .sh)
 # Logs of the test's last run (scripts/run-pair-tests.sh clears the parent).
 OUT=$TOP/build/vm/last-pair-run/$NAME
 fails=0
+# SROCE_VM_TIMEOUT_SCALE (make test-debug: a kernel several times slower to
+# boot and run) multiplies the tests' time limits; 40-runner-timeout keeps
+# its own, since it tests the timeout itself.
+scale=${SROCE_VM_TIMEOUT_SCALE:-1}
 
 log() { printf '%s\n' "$*"; }
 ok() { log "  ok: $*"; }

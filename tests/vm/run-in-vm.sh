@@ -3,7 +3,7 @@
 # kernel log after each, and prints `N passed, N failed`.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-bad='WARNING:|BUG:|Oops|general protection|UBSAN|refcount_t|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|kmemleak'
+bad='WARNING:|BUG:|Oops|general protection|UBSAN|KASAN|refcount_t|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|kmemleak|ODEBUG|sleeping function called from invalid context'
 passed=0 failed=0
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("$here"/[0-9]*.sh)
@@ -21,7 +21,8 @@ for t in "${tests[@]}"; do
 	start=$(date +%s)
 	# A test may ask for more than 300 s with a "# vm-timeout: S" line.
 	tmo=$(sed -n 's/^# vm-timeout: \([0-9]*\)$/\1/p' "$t" | head -1)
-	timeout "${tmo:-300}" bash "$t"
+	# SROCE_VM_TIMEOUT_SCALE (make test-debug: a slower kernel) multiplies it.
+	timeout $(( ${tmo:-300} * ${SROCE_VM_TIMEOUT_SCALE:-1} )) bash "$t"
 	rc=$?
 	# A test that failed or timed out may leave its namespaces (and the
 	# devices in them) behind; the next test starts without them, and the

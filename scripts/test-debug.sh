@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# make test-debug: the VM suite, the slow VM suite and the pair tests on the
+# debug kernel (lockdep, KASAN, UBSAN, kmemleak, DEBUG_ATOMIC_SLEEP,
+# DEBUG_OBJECTS; scripts/debug-kernel.sh builds it once, then reuses it),
+# booted with panic_on_warn=1. Every boot ends with scripts/vm/debug-epilogue.sh:
+# sroce unloaded, a kmemleak scan, failure on any unreferenced object.
+# Ends with `debug: N passed, N failed`. Not part of `make test`.
+#
+# Environment:
+#   TEST_DEBUG_PREEMPT=full   boot with preempt=full (the PREEMPT variant;
+#                             the kernel is PREEMPT_DYNAMIC, no rebuild)
+#   TEST_DEBUG_PANIC_ON_WARN=0  keep running after the first warning (to
+#                             collect every report of a run; the run still fails)
+#   TEST_DEBUG_LAYERS="vm slow pair"  the layers to run (default: all three)
+#   SROCE_VM_TIMEOUT_SCALE=N  time limits of the VM suites times N (default 3)
+# Logs: build/vm/debug/{vm,slow,pair}/ (copies of each layer's last run).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+t_start=$SECONDS
+
+kver=$(bash scripts/debug-kernel.sh) || { echo "test-debug: the debug kernel did not build" >&2; exit 1; }
+kdir=$(bash scripts/debug-kernel.sh --kdir) || exit 1
+t_kernel=$((SECONDS - t_start))
+cfg=$top/.cache/kernel/$kver/boot/config-$kver
+echo "=== debug kernel $kver (KDIR $kdir; ready in $t_kernel s)"
+echo "--- its debug options ($cfg):"
+grep -E '^CONFIG_(PROVE_LOCKING|LOCKDEP|DEBUG_LOCKDEP|PROVE_RCU|DEBUG_ATOMIC_SLEEP|DEBUG_PREEMPT|KASAN(_[A-Z]+)?|UBSAN(_[A-Z_]+)?|DEBUG_KMEMLEAK(_[A-Z_]+)?|DEBUG_OBJECTS(_[A-Z_]+)?|DEBUG_LIST|DEBUG_VM|PREEMPT(_[A-Z]+)?)=' "$cfg" |
+	sed 's/^/  /'
+
+make --no-print-directory -j"$(nproc)" KVER="$kver" KDIR="$kdir" kmod user progs || {
+	echo "test-debug: sroce.ko (or the provider, the programs) did not build for $kver" >&2
+	exit 1
+}
+
+append="panic_on_warn=1"
+[ "${TEST_DEBUG_PANIC_ON_WARN:-1}" = 0 ] && append=""
+[ -n "${TEST_DEBUG_PREEMPT:-}" ] && append+=" preempt=$TEST_DEBUG_PREEMPT"
+export VM_APPEND="$append ${VM_APPEND:-}"
+export VM_EPILOGUE=$top/scripts/vm/debug-epilogue.sh
+export SROCE_VM_TIMEOUT_SCALE=${SROCE_VM_TIMEOUT_SCALE:-3}
+echo "--- kernel command line additions: $VM_APPEND"
+echo "--- every boot ends with $VM_EPILOGUE (unload sroce, kmemleak scan)"
+
+logs=$top/build/vm/debug
+rm -rf "$logs"
+mkdir -p "$logs"
+passed=0 failed=0
+summary=()
+layer() { # layer NAME PATTERN LOGDIR CMD...: run one suite, count its result line
+	local name=$1 pat=$2 dir=$3 t=$SECONDS log rc p f
+	shift 3
+	echo "=== $name"
+	log=$(mktemp)
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	p=$(sed -n "s/^$pat: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p" "$log" | tail -1)
+	f=$(sed -n "s/^$pat: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p" "$log" | tail -1)
+	[ -n "$p" ] || { p=0; f=1; }
+	# A failure vm-run caught after the guest's own count (a splat in the
+	# whole boot's log, the epilogue's kmemleak scan, a panic) fails too.
+	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	rm -f "$log"
+	cp -a "$dir" "$logs/$name" 2>/dev/null
+	summary+=("--- $name: $p passed, $f failed ($((SECONDS - t)) s)")
+	echo "${summary[-1]}"
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+for l in ${TEST_DEBUG_LAYERS:-vm slow pair}; do
+	case $l in
+	vm) layer vm vm build/vm/last-test-run bash scripts/run-vm-tests.sh --kernel "$kver" ;;
+	slow) layer slow vm build/vm/last-test-run bash scripts/run-vm-tests.sh --kernel "$kver" tests/vm/slow/[0-9]*.sh ;;
+	pair) layer pair pair build/vm/last-pair-run bash scripts/run-pair-tests.sh --kernel "$kver" ;;
+	*) echo "test-debug: unknown layer $l" >&2; exit 2 ;;
+	esac
+done
+
+# Every distinct report the checkers made, with the boot it came from.
+echo "=== kernel reports in $logs"
+splat='WARNING:|BUG:|UBSAN:|KASAN|ODEBUG|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|sleeping function called|unreferenced object|Kernel panic'
+found=$(find "$logs" \( -name dmesg.log -o -name console.log -o -name output.log \) -print0 |
+	xargs -0 grep -HE "$splat" 2>/dev/null |
+	sed -E 's/^([^:]*):(\[ *[0-9.]+\] )?/\1: /; s/(unreferenced object) 0x[0-9a-f]+/\1/; s/ \[[^]]*\]$//' |
+	sort -u)
+if [ -n "$found" ]; then
+	echo "$found" | sed "s|^$logs/||" | head -n 200
+else
+	echo "  none"
+fi
+printf '%s\n' "${summary[@]}"
+echo "=== make test-debug took $((SECONDS / 60)) min $((SECONDS % 60)) s (kernel ready in $t_kernel s)"
+echo "debug: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
