@@ -51,7 +51,8 @@ port=19890
 victim() {
 	local own=$1 gidx=$2 lo=$3 vpid qpn psn p0 n0 m0 r0 to
 	port=$((port + 1))
-	ip netns exec h1 timeout 60 ibv_rc_pingpong -d sroce1 -g "$gidx" -p $port -n 1 -s 64 >/tmp/lb.victim 2>&1 &
+	# The victim must outlive every step (slower on the debug kernel).
+	ip netns exec h1 timeout $((60 * ${SROCE_VM_TIMEOUT_SCALE:-1})) ibv_rc_pingpong -d sroce1 -g "$gidx" -p $port -n 1 -s 64 >/tmp/lb.victim 2>&1 &
 	vpid=$!
 	read -r qpn psn < <(ip netns exec h1 "${FORGE[@]}" exchange 127.0.0.1 $port "$own")
 	qpn=$((16#${qpn:-0}))
@@ -73,6 +74,7 @@ victim() {
 		# from the own address to the loopback address too.
 		[ "$to" = "$lo" ] && ip netns exec h1 "${FORGE[@]}" send "$own" "$to" $qpn "$p0" send
 		sleep 1
+		check "$to: the victim is still running" kill -0 $vpid
 		check "$to: the QP did not take it (expected PSN still $p0)" test "$(rq_psn $qpn)" = "$p0"
 		check "$to: the core never saw it (rx_core_pkts unchanged)" test "$(cnt sroce1 rx_core_pkts)" = "$r0"
 		if [ "$to" = "$own" ]; then
