@@ -42,7 +42,7 @@ static int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	/* The handle is the only way a UD WQE can name the AH. */
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	path = sroce_path_create(sdev, init->ah_attr, &info);
+	path = sroce_path_create(sdev, init->ah_attr, &info, init->flags & RDMA_CREATE_AH_SLEEPABLE);
 	if (IS_ERR(path))
 		return PTR_ERR(path);
 	/* The core takes over the path reference, also on failure. */

@@ -160,7 +160,7 @@ struct dst_entry *sroce_path_dst(struct sroce_env_path *p, struct net **netp)
 }
 
 struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
-					 struct sroce_core_path_info *info)
+					 struct sroce_core_path_info *info, bool sleepable)
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid_attr;
@@ -210,13 +210,20 @@ struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rd
 	p->flowinfo = ip6_make_flowinfo(grh->traffic_class, htonl(grh->flow_label & IB_GRH_FLOWLABEL_MASK));
 	atomic_long_inc(&sdev->counts.paths);
 
-	/* Fail now rather than drop every packet: no route, no path. */
-	dst = sroce_route(p, dev_net(ndev), &p->cookie);
-	if (IS_ERR(dst)) {
-		sroce_env_path_put(p);
-		return ERR_CAST(dst);
+	/* Fail now rather than drop every packet: no route, no path. Not
+	 * where create_ah may not sleep: ib_cm creates its AHs under a
+	 * spinlock with interrupts off, and the route lookup may take
+	 * rcu_read_lock_bh (IPv6 optimistic DAD), whose unlock must not run
+	 * with interrupts off (lockdep's first report on the debug kernel).
+	 * The first packet looks the route up then (sroce_path_dst). */
+	if (sleepable) {
+		dst = sroce_route(p, dev_net(ndev), &p->cookie);
+		if (IS_ERR(dst)) {
+			sroce_env_path_put(p);
+			return ERR_CAST(dst);
+		}
+		p->dst = dst;
 	}
-	p->dst = dst;
 
 	memset(info, 0, sizeof(*info));
 	info->ipv6 = p->ipv6;

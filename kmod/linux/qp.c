@@ -193,7 +193,7 @@ static int sroce_qp_attr_to_core(struct sroce_dev *sdev, const struct ib_qp_attr
 
 		if (err)
 			return err;
-		path = sroce_path_create(sdev, &attr->ah_attr, &ca->path_info);
+		path = sroce_path_create(sdev, &attr->ah_attr, &ca->path_info, true);
 		if (IS_ERR(path))
 			return PTR_ERR(path);
 		ca->path = path;

@@ -569,7 +569,7 @@ static ssize_t st_tx_write(struct file *file, const char __user *ubuf, size_t co
 	ah.port_num = 1;
 	rdma_ah_set_grh(&ah, &dgid, flow_label, sgid_attr->index, hop_limit, tclass);
 	ah.grh.sgid_attr = sgid_attr;
-	path = sroce_path_create(sdev, &ah, &info);
+	path = sroce_path_create(sdev, &ah, &info, true);
 	rdma_put_gid_attr(sgid_attr);
 	if (IS_ERR(path))
 		return PTR_ERR(path);

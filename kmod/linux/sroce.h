@@ -310,7 +310,7 @@ void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts);
 
 /* path.c */
 struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
-					 struct sroce_core_path_info *info);
+					 struct sroce_core_path_info *info, bool sleepable);
 struct sroce_env_path *sroce_path_get(struct sroce_env_path *path);
 struct sroce_dev *sroce_path_dev(const struct sroce_env_path *path);
 struct net_device *sroce_path_netdev(const struct sroce_env_path *path);
