@@ -37,6 +37,9 @@ struct RxPacket {
 	u32 len = 0;     // the whole packet, from the IP header
 };
 
+// AETH syndrome of a plain ACK with no credit information.
+constexpr u8 aeth_ack_unlimited = ib::Aeth::ack_syndrome(ib::aeth_credits_invalid);
+
 // 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23].
 inline s32 psn_diff(u32 a, u32 b) { return s32((a - b) << 8) >> 8; }
 inline u32 psn_add(u32 psn, u32 n) { return (psn + n) & ib::psn_mask; }

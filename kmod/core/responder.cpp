@@ -3,6 +3,7 @@
 // (sequence error), behind it answers the duplicate (ACK again, READ
 // re-executed from the replay slot, ATOMIC replayed from the saved value).
 // UC drops a message with a gap; UD delivers single packets with a GRH.
+// READ and ATOMIC execution and replay are in read_atomic.cpp.
 #include "key_table.h"
 #include "mr.h"
 #include "ktl/byteorder.h"
@@ -16,7 +17,6 @@ using ktl::Error;
 namespace err = ktl::err;
 
 namespace {
-constexpr u8 ack_unlimited = ib::Aeth::ack_syndrome(ib::aeth_credits_invalid);
 constexpr u32 grh_len = 40;
 } // namespace
 
@@ -264,214 +264,6 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 }
 
-// The replay slot (free-running index) whose request consumed psn.
-bool Qp::find_res_locked(u32 psn, u32 *idx) {
-	u32 slots = res_slots();
-	u32 n = ktl::min(res_next_, slots);
-	for (u32 j = res_next_ - n; j != res_next_; j++) {
-		ReadAtomicRes &e = res_[j % slots];
-		if (e.valid && psn_diff(psn, e.first_psn) >= 0 && psn_diff(psn, e.last_psn) <= 0) {
-			*idx = j;
-			return true;
-		}
-	}
-	return false;
-}
-
-void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
-	const ib::PacketInfo &pi = rx.pi;
-	u32 psn = pi.hdr.bth.psn;
-	bool atomic = pi.flags & ib::op_atomic;
-	// No responder resources granted (max_dest_rd_atomic 0): no READ or
-	// ATOMIC may come (IBTA 9.7.5.1.3, invalid request).
-	if (max_dest_rd_atomic_ == 0) {
-		nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
-		return;
-	}
-	u32 slots = res_slots();
-	ReadAtomicRes &e = res_[res_next_ % slots];
-	if (e.pending || (atomic && !(access_ & ib::access::remote_atomic)) ||
-	    (!atomic && !(access_ & ib::access::remote_read))) {
-		// More outstanding than max_dest_rd_atomic, or not allowed.
-		nak_and_error_locked(e.pending ? ib::NakCode::invalid_request : ib::NakCode::remote_access, psn, b);
-		return;
-	}
-	ReadAtomicRes n{};
-	n.valid = n.pending = true;
-	n.atomic = atomic;
-	n.first_psn = n.req_psn = n.next_psn = psn;
-	if (atomic) {
-		const ib::AtomicEth &a = pi.hdr.atomic_eth;
-		if (a.va & 7) {
-			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
-			return;
-		}
-		auto mr = dev_->keys().lookup_rkey(a.rkey, pd_->pdn(), a.va, 8, ib::access::remote_atomic);
-		u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(a.va);
-		if (!p) {
-			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
-			return;
-		}
-		// A real atomic on the target memory: atomic against other QPs and
-		// local CPU access alike (IB_ATOMIC_HCA).
-		if ((pi.hdr.bth.opcode & 0x1f) == ib::op::compare_swap) {
-			u64 expected = a.compare;
-			__atomic_compare_exchange_n(p, &expected, a.swap_add, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-			n.orig = expected;
-		} else {
-			n.orig = __atomic_fetch_add(p, a.swap_add, __ATOMIC_SEQ_CST);
-		}
-		n.last_psn = psn;
-	} else {
-		const ib::Reth &r = pi.hdr.reth;
-		if (r.length > param::max_msg_sz) {
-			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
-			return;
-		}
-		// A zero-length READ checks no key (IBTA C9-88, as rxe).
-		if (r.length &&
-		    dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error()) {
-			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
-			return;
-		}
-		u32 npkts = r.length ? (r.length + mtu() - 1) / mtu() : 1;
-		n.last_psn = psn_add(psn, npkts - 1);
-		n.rkey = n.orig_rkey = r.rkey;
-		n.va = n.orig_va = r.va;
-		n.remaining = n.orig_len = r.length;
-	}
-	e = n;
-	res_next_++;
-	epsn_ = psn_add(n.last_psn, 1);
-	msn_ = psn_add(msn_, 1);
-	send_read_responses_locked(b);
-}
-
-// Sends the next response packet of e. false when out of memory (retried
-// from work) or the READ failed (the QP is in error).
-bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
-	ib::Headers h;
-	h.bth.dest_qpn = dest_qpn_;
-	h.bth.psn = e.next_psn;
-	h.aeth.syndrome = ack_unlimited;
-	h.aeth.msn = msn_;
-	u32 payload = 0;
-	if (e.atomic) {
-		h.bth.opcode = ib::op::rc | ib::op::atomic_acknowledge;
-		h.atomic_ack_eth.orig = e.orig;
-	} else {
-		payload = ktl::min(e.remaining, mtu());
-		bool first = e.next_psn == e.req_psn, last = payload == e.remaining;
-		using namespace ib::op;
-		h.bth.opcode = u8(rc | (first && last ? read_response_only
-					: first	     ? read_response_first
-					: last	     ? read_response_last
-						     : read_response_middle));
-	}
-	auto t = tx_begin(path_, path_info_, h, payload, sport_);
-	if (t.is_error()) {
-		kick_locked();
-		return false;
-	}
-	Tx tx = t.release_value();
-	if (payload) {
-		// The key is checked for every packet: a deregistration in the
-		// middle of a long READ ends it with a NAK.
-		auto mr = dev_->keys().lookup_rkey(e.rkey, pd_->pdn(), e.va, payload, ib::access::remote_read);
-		auto r = mr.is_error() ? ktl::Result<void>(mr.error())
-				       : mr.value()->copy_from(e.va, tx.data + tx.payload_off, payload);
-		if (r.is_error()) {
-			sroce_env_pkt_free(tx.pkt);
-			dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
-			e.pending = false;
-			nak_and_error_locked(ib::NakCode::remote_access, e.next_psn, b);
-			return false;
-		}
-	}
-	tx_finish(tx, path_, b);
-	e.va += payload;
-	e.remaining -= payload;
-	e.next_psn = psn_add(e.next_psn, 1);
-	if (e.atomic || e.remaining == 0)
-		e.pending = false;
-	return true;
-}
-
-// Streams pending READ responses and ATOMIC ACKs, oldest first, within a
-// budget; then any ACK that had to wait behind them.
-void Qp::send_read_responses_locked(sroce_env_batch *b) {
-	u32 budget = param::read_resp_budget;
-	u32 slots = res_slots();
-	while (res_send_ != res_next_) {
-		ReadAtomicRes &e = res_[res_send_ % slots];
-		if (!e.pending) {
-			res_send_++;
-			continue;
-		}
-		if (state_ == ib::qps_err || budget-- == 0) {
-			if (state_ != ib::qps_err)
-				kick_locked();
-			return;
-		}
-		if (!send_one_response_locked(e, b))
-			return;
-	}
-	if (ack_deferred_) {
-		ack_deferred_ = false;
-		send_ack_locked(ack_unlimited, ack_deferred_psn_, b);
-	}
-}
-
-void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
-	const ib::PacketInfo &pi = rx.pi;
-	u32 psn = pi.hdr.bth.psn;
-	if (pi.flags & (ib::op_read | ib::op_atomic)) {
-		u32 idx;
-		if (!find_res_locked(psn, &idx))
-			return; // older than the replay slots: nothing to answer
-		u32 slots = res_slots();
-		ReadAtomicRes *e = &res_[idx % slots];
-		if (!e->atomic) {
-			const ib::Reth &r = pi.hdr.reth;
-			// The memory is read again, so the access rules of now apply:
-			// a READ right revoked since is refused as a new READ is.
-			if (!(access_ & ib::access::remote_read)) {
-				nak_and_error_locked(ib::NakCode::remote_access, psn, b);
-				return;
-			}
-			// Resume from the requested PSN: the same key, and exactly the
-			// bytes of the original request from that PSN on; anything
-			// else is not a duplicate of it.
-			u64 off = u64(u32(psn_diff(psn, e->first_psn))) * mtu();
-			if (r.rkey != e->orig_rkey || r.va != e->orig_va + off || off + r.length > e->orig_len)
-				return;
-			if (r.length &&
-			    dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error())
-				return;
-			e->rkey = r.rkey;
-			e->va = r.va;
-			e->remaining = r.length;
-			e->req_psn = e->next_psn = psn;
-		} else {
-			e->next_psn = e->first_psn;
-		}
-		e->pending = true;
-		// The later requests will come again too: answer in order from here.
-		for (u32 j = idx + 1; j != res_next_; j++)
-			res_[j % slots].pending = false;
-		// An older response still streaming goes first: a repeated request
-		// behind it must not skip it (its requester would wait for it
-		// until RETRY_EXC_ERR).
-		if (s32(idx - res_send_) < 0)
-			res_send_ = idx;
-		send_read_responses_locked(b);
-		return;
-	}
-	// A repeated SEND/WRITE: say again how far we are (IBTA 9.7.5.1.2).
-	if (pi.hdr.bth.ack_req || (pi.flags & ib::op_last))
-		send_ack_locked(ack_unlimited, psn_add(epsn_, ib::psn_mask), b);
-}
-
 // Payload length against the path MTU (IBTA 9.7.5.1.1, as rxe's
 // check_length): FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU,
 // ONLY at most one MTU. A sender that ignores it would overrun the
@@ -541,7 +333,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 			ack_deferred_ = true;
 			ack_deferred_psn_ = pi.hdr.bth.psn;
 		} else {
-			send_ack_locked(ack_unlimited, pi.hdr.bth.psn, b);
+			send_ack_locked(aeth_ack_unlimited, pi.hdr.bth.psn, b);
 		}
 	}
 }
