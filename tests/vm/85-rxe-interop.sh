@@ -46,6 +46,12 @@ both() {
 			fail "$what ($dir) (server $rc1, client $rc2)"
 			sed 's/^/    server: /' /tmp/i.server | tail -6
 			sed 's/^/    client: /' /tmp/i.client | tail -6
+			# Where packets went: both devices' non-zero counters, both
+			# ends' drops.
+			rdma statistic show 2>/dev/null | awk '{ printf "    %s:", $2
+				for (i = 3; i < NF; i += 2) if ($(i + 1) != 0) printf " %s %s", $i, $(i + 1)
+				print "" }'
+			{ ip -s link show veth-r; ip netns exec h2 ip -s link show veth-s; } | sed 's/^/    /'
 		fi
 	done
 }

@@ -40,7 +40,7 @@ wait_until() {
 	shift
 	while ! "$@" >/dev/null 2>&1; do
 		i=$((i + 1))
-		[ $i -ge $((limit * 5)) ] && return 1
+		[ $i -ge $((limit * 5 * ${SROCE_VM_TIMEOUT_SCALE:-1})) ] && return 1
 		sleep 0.2
 	done
 }

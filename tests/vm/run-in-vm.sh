@@ -13,6 +13,11 @@ if [ -n "${SROCE_VM_MODPARAMS:-}" ]; then
 	echo "options sroce $SROCE_VM_MODPARAMS" >/etc/modprobe.d/sroce-vm.conf
 	echo "module options for this run: $SROCE_VM_MODPARAMS"
 fi
+# A slower kernel (make test-debug): every timeout(1) in the tests scales.
+if [ "${SROCE_VM_TIMEOUT_SCALE:-1}" -gt 1 ]; then
+	export PATH=$here/scaled:$PATH
+	echo "time limits of this run: x$SROCE_VM_TIMEOUT_SCALE (timeout is $(command -v timeout))"
+fi
 [ -z "${SROCE_NO_SQ_POLL:-}" ] || echo "environment for this run: SROCE_NO_SQ_POLL=$SROCE_NO_SQ_POLL"
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
@@ -22,7 +27,8 @@ for t in "${tests[@]}"; do
 	# A test may ask for more than 300 s with a "# vm-timeout: S" line.
 	tmo=$(sed -n 's/^# vm-timeout: \([0-9]*\)$/\1/p' "$t" | head -1)
 	# SROCE_VM_TIMEOUT_SCALE (make test-debug: a slower kernel) multiplies it.
-	timeout $(( ${tmo:-300} * ${SROCE_VM_TIMEOUT_SCALE:-1} )) bash "$t"
+	# (The scaled timeout above multiplies it when it is first in PATH.)
+	/usr/bin/timeout $(( ${tmo:-300} * ${SROCE_VM_TIMEOUT_SCALE:-1} )) bash "$t"
 	rc=$?
 	# A test that failed or timed out may leave its namespaces (and the
 	# devices in them) behind; the next test starts without them, and the
