@@ -55,7 +55,8 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-stamp=$({ sha256sum "$frag" "$0"; stat -c '%n %s %Y' "$tarball"; } | sha256sum | cut -d' ' -f1)
+# Contents, not paths: another clone sharing this .cache (a symlink) matches.
+stamp=$({ cat "$frag" "$0"; stat -c '%s %Y' "$tarball"; } | sha256sum | cut -d' ' -f1)
 if [ "$force" = 0 ] && [ -s "$dk/stamp" ] && [ "$(head -1 "$dk/stamp")" = "$stamp" ]; then
 	kver=$(sed -n 2p "$dk/stamp")
 	if [ -e "$top/.cache/kernel/$kver/boot/vmlinuz-$kver" ] &&
