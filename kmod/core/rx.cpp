@@ -26,6 +26,8 @@ bool transport_matches(ib::Transport t, u32 qp_type) {
 constexpr bool pkey_matches(u16 pkt, u16 table) {
 	return (pkt & 0x7fff) == (table & 0x7fff) && ((pkt | table) & 0x8000) && (table & 0x7fff) != 0;
 }
+constexpr u8 bth_tver = 0;
+
 constexpr bool pkey_valid(u16 pkey) { return pkey_matches(pkey, ib::default_pkey); }
 static_assert(pkey_valid(0xffff) && pkey_valid(0x7fff), "the default partition, full and limited");
 static_assert(!pkey_valid(0x1234) && !pkey_valid(0x0000) && !pkey_valid(0x8000) && !pkey_valid(0xfffe),
@@ -64,6 +66,13 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 		return;
 	}
 	rx.pi = pi.value();
+	// IBTA 9.2.1: TVer 0 is the only transport version; a later one's
+	// headers may mean something else (rxe drops them too).
+	if (rx.pi.hdr.bth.tver != bth_tver) {
+		rc.inc(SROCE_CNT_RX_BAD_HEADER);
+		sroce_env_pkt_free(pkt);
+		return;
+	}
 	u32 bth = rx.ip.bth_offset;
 	rx.payload_off = bth + rx.pi.payload_offset;
 	// ICRC: masked headers from the linear copy, the rest from the packet.

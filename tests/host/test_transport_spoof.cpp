@@ -167,6 +167,24 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		CHECK(from_b == 1);
 		CHECK(counter(b, SROCE_CNT_RX_BAD_PKEY) == 4);
 	}
+	SECTION("a BTH transport version other than 0: dropped and counted") {
+		// IBTA 9.2.1: only TVer 0 is defined; rxe drops the rest. Found by
+		// the live fuzzer (tests/vm/90-wire-fuzz.sh): sroce executed them.
+		for (unsigned char tver = 1; tver < 16; tver++) {
+			ib::Headers h = write64(f, b, rb);
+			h.bth.tver = tver;
+			auto pkt = make_packet(f, qb.qpn, h, 64);
+			f.sim().inject(a.id, b.id, pkt.data(), (unsigned)pkt.size());
+		}
+		f.sim().run_for(1000000);
+		CHECK(from_b == 0);
+		CHECK(counter(b, SROCE_CNT_RX_BAD_HEADER) == 15);
+		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
+		auto ok = make_packet(f, qb.qpn, write64(f, b, rb), 64);
+		f.sim().inject(a.id, b.id, ok.data(), (unsigned)ok.size());
+		f.sim().run_for(1000000);
+		CHECK(from_b == 1);
+	}
 	CHECK(la.guards_intact());
 	CHECK(rb.guards_intact());
 }
