@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Randomized packet fuzzing of live devices (tests/vm/wire_fuzz.py). Hosts A
+# (10.0.90.1, fd00:90::1) and B (.2) on a bridge, a sroce device each, run
+#  - the victim: one sroce_integrity transfer over IPv4, every byte checked;
+#  - the wild transfers: sroce_integrity over IPv6, one after another for as
+#    long as the victim runs.
+# Meanwhile the fuzzer captures their frames on B's link and replays mutated
+# copies from the real sender's side (so they pass the address checks):
+# victim frames with any field changed but their PSN moved where a correct
+# device must not act on it; wild frames with PSNs in the live window,
+# opcodes switched mid-message and RETH/atomic fields at the edges of the
+# wild server's MR; the wild connections' CM MADs from A to B's QP1, mutated.
+# Must hold: the victim completes with every byte and guard right; each wild
+# transfer ends (success, or an error it reports: no hang, no crash) and
+# never finds a guard byte changed; the fuzzer really sent every class
+# while the victim ran; the kernel log stays clean (run-in-vm.sh); rdma_cm
+# still connects afterwards; nothing is left alive and sroce unloads.
+# FUZZ_SEED (default 90) fixes the run; FUZZ_OPS sizes the victim (the
+# slow suite's 90-wire-fuzz-long runs it ten times longer).
+# vm-timeout: 600
+. "$(dirname "$0")/lib.sh"
+
+seed=${FUZZ_SEED:-90}
+ops=${FUZZ_OPS:-2500}
+work=$(mktemp -d)
+ip link add br90 type bridge && ip link set br90 up
+i=0
+for n in a b; do
+	i=$((i + 1))
+	ip netns add $n
+	ip link add v-$n type veth peer name eth0 netns $n
+	ip link set v-$n master br90 up
+	ip -n $n link set lo up
+	ip -n $n link set eth0 up
+	ip -n $n addr add 10.0.90.$i/24 dev eth0
+	ip -n $n -6 addr add fd00:90::$i/64 dev eth0 nodad
+done
+modprobe sroce
+check "sroce on A and B" sh -c 'ip netns exec a rdma link add sra type sroce netdev eth0 &&
+	ip netns exec b rdma link add srb type sroce netdev eth0'
+has_gid() { grep -qx "$2" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null; }
+check "IPv4 and IPv6 GIDs" eval 'wait_until 10 gid_index sra 10.0.90.1 && wait_until 10 gid_index srb 10.0.90.2 &&
+	wait_until 10 has_gid sra fd00:0090:0000:0000:0000:0000:0000:0001 &&
+	wait_until 10 has_gid srb fd00:0090:0000:0000:0000:0000:0000:0002'
+INTEG=("$PROGS/sroce_integrity")
+
+# The wild transfers: one pair after another until the victim is done.
+wild_loop() {
+	local k=0 port srv cli l
+	while [ ! -e "$work/stop" ]; do
+		k=$((k + 1))
+		port=$((19900 + k))
+		l=$(cm_listeners)
+		ip netns exec a timeout 120 "${INTEG[@]}" -s -a fd00:90::1 -p $port -t 14 -r 3 -w 10 \
+			>"$work/wild$k.srv" 2>&1 &
+		srv=$!
+		echo $srv >"$work/wild.pid"
+		wait_until 20 cm_listening "$l"
+		ip netns exec b timeout 120 "${INTEG[@]}" -c -a fd00:90::1 -p $port -n 1500 -m 65536 -S $k \
+			-t 14 -r 3 -w 10 >"$work/wild$k.cli" 2>&1
+		cli=$?
+		wait $srv
+		echo "$k $? $cli" >>"$work/wild.status"
+	done
+}
+
+l0=$(cm_listeners)
+ip netns exec a timeout $((ops / 5 + 300)) "${INTEG[@]}" -s -a 10.0.90.1 -p 19900 -t 16 -r 7 -w 120 >"$work/v.srv" 2>&1 &
+vs=$!
+check "the victim's server listens" wait_until 20 cm_listening "$l0"
+ip netns exec b timeout $((ops / 5 + 300)) "${INTEG[@]}" -c -a 10.0.90.1 -p 19900 -n "$ops" -m 131072 -S "$seed" -t 16 -r 7 \
+	-w 120 >"$work/v.cli" 2>&1 &
+vc=$!
+wild_loop &
+wl=$!
+/usr/bin/python3 "$TOP/tests/vm/wire_fuzz.py" a b eth0 "$seed" 3600 10.0.90. fd00:90:: "sra:$work/wild.pid" \
+	>"$work/fuzz.out" 2>&1 &
+fz=$!
+
+wait $vc
+vcrc=$?
+wait $vs
+vsrc=$?
+kill -TERM $fz 2>/dev/null
+wait $fz
+fzrc=$?
+touch "$work/stop"
+wait $wl
+
+sed 's/^/    fuzzer: /' "$work/fuzz.out"
+{ grep FAIL "$work/v.cli" | head -5; tail -1 "$work/v.cli"; } | sed 's/^/    victim client: /'
+{ grep FAIL "$work/v.srv" | head -5; tail -1 "$work/v.srv"; } | sed 's/^/    victim server: /'
+check "the fuzzer ran to the end of the victim (exit $fzrc)" test "$fzrc" = 0
+sent() { awk -v c="$1" '$1 == "sent" && $2 == c { s += $4 } END { print s + 0 }' "$work/fuzz.out"; }
+log "  sent: victim $(sent victim), wild $(sent wild), mad $(sent mad)"
+check "it fuzzed the victim's flows (at least 300 frames)" test "$(sent victim)" -ge 300
+check "it fuzzed the wild flows (at least 100 frames)" test "$(sent wild)" -ge 100
+check "it sent the wild connections' MADs to QP1 (at least 10)" test "$(sent mad)" -ge 10
+check "the victim completes, every byte and guard right (client $vcrc, server $vsrc)" test "$vcrc $vsrc" = "0 0"
+
+# Each wild transfer ended by itself, with success or a reported error
+# (exit 1). 124 is a hang; above 128, a crash.
+log "  wild transfers (run, server exit, client exit): $(tr '\n' ' ' <"$work/wild.status")"
+check "at least one wild transfer ran during the fuzzing" test -s "$work/wild.status"
+check "every wild transfer ended by itself (exit 0 or 1)" \
+	awk '$2 > 1 || $3 > 1 { bad = 1 } END { exit bad }' "$work/wild.status"
+grep -h 'FAIL' "$work"/wild*.cli "$work"/wild*.srv 2>/dev/null | sort | uniq -c | sort -rn | head -8 | sed 's/^/    wild: /'
+check "no wild transfer found a byte outside its SGEs changed (guard)" \
+	sh -c "! grep -lE 'outside its SGEs|past its SGEs' $work/wild*.cli $work/wild*.srv"
+
+check "rdma_cm still connects A and B (rping, IPv4)" sh -c "
+	ip netns exec a timeout 60 rping -s -a 10.0.90.1 -C 5 >/dev/null 2>&1 & sleep 1
+	ip netns exec b timeout 60 rping -c -a 10.0.90.1 -C 5 -V >/dev/null 2>&1"
+wait
+check "A: nothing left alive" wait_until 30 counts_zero sra
+check "B: nothing left alive" wait_until 30 counts_zero srb
+for n in a b; do ip netns del $n; done
+ip link del br90
+check "devices gone" wait_until 20 sh -c '! rdma link show | grep -q sr[ab]'
+check "rmmod sroce" wait_until 20 rmmod sroce
+rm -rf "$work"
+finish
