@@ -19,7 +19,9 @@ mkdir -p "$out"
 # SROCE_VM_TIMEOUT_SCALE multiplies the VM's and every test's time limit
 # (make test-debug: the debug kernel is several times slower under TCG).
 scale=${SROCE_VM_TIMEOUT_SCALE:-1}
-"$top/scripts/vm-run" "${kargs[@]}" --timeout $((3000 * scale)) --out "$out" -- \
+# SROCE_VM_TOTAL_TIMEOUT (seconds) overrides the VM's limit alone
+# (scripts/repeat-vm-test.sh: N runs of one test).
+"$top/scripts/vm-run" "${kargs[@]}" --timeout "${SROCE_VM_TOTAL_TIMEOUT:-$((3000 * scale))}" --out "$out" -- \
 	env SROCE_VM_MODPARAMS="${SROCE_VM_MODPARAMS:-}" ${SROCE_NO_SQ_POLL:+SROCE_NO_SQ_POLL=$SROCE_NO_SQ_POLL} \
 	SROCE_VM_TIMEOUT_SCALE="$scale" \
 	bash "$top/tests/vm/run-in-vm.sh" "$@"

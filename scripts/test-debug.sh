@@ -13,6 +13,10 @@
 #                             collect every report of a run; the run still fails)
 #   TEST_DEBUG_LAYERS="vm slow pair"  the layers to run (default: all three)
 #   TEST_DEBUG_TESTS="tests/vm/NN-x.sh ..."  only these tests in the vm layer
+#   TEST_DEBUG_SLOW_TESTS="..."  the slow layer's tests (default: the slow
+#                             netem suite, tests/vm/slow/82-netem-full.sh; the
+#                             SQ poller stress and the long fuzz run take
+#                             hours on this kernel)
 #   SROCE_VM_TIMEOUT_SCALE=N  time limits of the VM suites times N (default 3)
 # Logs: build/vm/debug/{vm,slow,pair}/ (copies of each layer's last run).
 set -u
@@ -72,7 +76,8 @@ layer() { # layer NAME PATTERN LOGDIR CMD...: run one suite, count its result li
 for l in ${TEST_DEBUG_LAYERS:-vm slow pair}; do
 	case $l in
 	vm) layer vm vm build/vm/last-test-run bash scripts/run-vm-tests.sh --kernel "$kver" ${TEST_DEBUG_TESTS:-} ;;
-	slow) layer slow vm build/vm/last-test-run bash scripts/run-vm-tests.sh --kernel "$kver" tests/vm/slow/[0-9]*.sh ;;
+	slow) layer slow vm build/vm/last-test-run bash scripts/run-vm-tests.sh --kernel "$kver" \
+		${TEST_DEBUG_SLOW_TESTS:-tests/vm/slow/82-netem-full.sh} ;;
 	pair) layer pair pair build/vm/last-pair-run bash scripts/run-pair-tests.sh --kernel "$kver" ;;
 	*) echo "test-debug: unknown layer $l" >&2; exit 2 ;;
 	esac
