@@ -132,17 +132,17 @@ test-host: host
 	cd $(HOBJ) && ctest --output-on-failure
 
 # ---- VM tests ----------------------------------------------------------------
-test-vm: kmod user progs
+test-vm: kmod user progs dump
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 
 # The slow VM tests (tests/vm/slow: every netem fault, the SQ poller stress;
 # ~15 min under TCG), not in the default suite.
-test-vm-slow: kmod user progs
+test-vm-slow: kmod user progs dump
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER) $(wildcard $(TOP)/tests/vm/slow/[0-9]*.sh)
 
 # The VM suite in doorbell-only mode, twice: the module loaded with
 # sq_poll=0, then every process with SROCE_NO_SQ_POLL=1 (~30 min).
-test-vm-doorbell: kmod user progs
+test-vm-doorbell: kmod user progs dump
 	SROCE_VM_MODPARAMS=sq_poll=0 bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 	SROCE_NO_SQ_POLL=1 bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 
@@ -162,7 +162,7 @@ test-slow:
 	@k=$$($(TOP)/scripts/kver --backports); \
 	test -n "$$k" || { echo "no 6.12 backports kernel known to apt" >&2; exit 1; }; \
 	test -e $(TOP)/.cache/kernel/$$k/boot/vmlinuz-$$k || bash $(TOP)/scripts/setup.sh $$k; \
-	$(MAKE) --no-print-directory KVER=$$k kmod user progs && \
+	$(MAKE) --no-print-directory KVER=$$k kmod user progs dump && \
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $$k
 
 # Not in CI: Debian's 6.1 source built with lockdep, KASAN, UBSAN, kmemleak,

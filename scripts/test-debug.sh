@@ -33,7 +33,7 @@ echo "--- its debug options ($cfg):"
 grep -E '^CONFIG_(PROVE_LOCKING|LOCKDEP|DEBUG_LOCKDEP|PROVE_RCU|DEBUG_ATOMIC_SLEEP|DEBUG_PREEMPT|KASAN(_[A-Z]+)?|UBSAN(_[A-Z_]+)?|DEBUG_KMEMLEAK(_[A-Z_]+)?|DEBUG_OBJECTS(_[A-Z_]+)?|DEBUG_LIST|DEBUG_VM|PREEMPT(_[A-Z]+)?)=' "$cfg" |
 	sed 's/^/  /'
 
-make --no-print-directory -j"$(nproc)" KVER="$kver" KDIR="$kdir" kmod user progs || {
+make --no-print-directory -j"$(nproc)" KVER="$kver" KDIR="$kdir" kmod user progs dump || {
 	echo "test-debug: sroce.ko (or the provider, the programs) did not build for $kver" >&2
 	exit 1
 }
