@@ -7,8 +7,9 @@
  *
  * Two RC QPs of one device, connected to each other through the device's
  * own IPv4 GID, carry WRITE, READ, SEND and FETCH_ADD traffic from one
- * thread. A second thread meanwhile writes random bytes into SQ, RQ and CQ
- * slots, moves the SQ producer and the CQ consumer back and far ahead,
+ * thread; every other pair's receiver takes its receives from an SRQ. A
+ * second thread meanwhile writes random bytes into SQ, RQ, SRQ and CQ
+ * slots, moves the SQ, RQ and SRQ producers and the CQ consumer back and far ahead,
  * rings raw doorbells, and deregisters and registers again the MR the
  * traffic targets. The kernel owes this process only errors: error
  * completions, error events, errored QPs. The test passes when the run
@@ -29,11 +30,12 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq[2];
 static struct ibv_qp *qp[2];
+static struct ibv_srq *srq; /* qp[1]'s receive queue in every other pair */
 static struct ibv_mr *lmr;
 static struct ibv_mr *volatile tmr; /* the target: re-registered under traffic */
 static char *lbuf, *tbuf;
 static atomic_int stop;
-static atomic_ulong posts, completions, errors, scribbles, reregs, pairs;
+static atomic_ulong posts, completions, errors, scribbles, reregs, pairs, srq_pairs;
 /* Held while qp[] is replaced, and by the scribbler while it uses qp[]. */
 static pthread_mutex_t qp_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sgid_index;
@@ -74,8 +76,17 @@ static int create_pair(void)
 				       .cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
 						.max_recv_sge = 1 } };
 
+	if (atomic_load(&pairs) % 2) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1 } };
+
+		srq = ibv_create_srq(pd, &sa);
+		if (!srq)
+			return -1;
+		atomic_fetch_add(&srq_pairs, 1);
+	}
 	for (int i = 0; i < 2; i++) {
 		ia.send_cq = ia.recv_cq = cq[i];
+		ia.srq = i == 1 ? srq : NULL;
 		qp[i] = ibv_create_qp(pd, &ia);
 		if (!qp[i])
 			return -1;
@@ -99,6 +110,10 @@ static int renew_pair_if_dead(void)
 	pthread_mutex_lock(&qp_lock);
 	for (int i = 0; i < 2; i++)
 		err |= ibv_destroy_qp(qp[i]);
+	if (srq) {
+		err |= ibv_destroy_srq(srq);
+		srq = NULL;
+	}
 	err |= create_pair();
 	pthread_mutex_unlock(&qp_lock);
 	return err;
@@ -140,7 +155,10 @@ static void *traffic(void *arg)
 			wr.wr.atomic.remote_addr = wr.wr.rdma.remote_addr;
 			wr.wr.atomic.rkey = wr.wr.rdma.rkey;
 		}
-		ibv_post_recv(qp[1], &rwr, &rbad);
+		if (srq)
+			ibv_post_srq_recv(srq, &rwr, &rbad);
+		else
+			ibv_post_recv(qp[1], &rwr, &rbad);
 		if (!ibv_post_send(qp[0], &wr, &bad))
 			atomic_fetch_add(&posts, 1);
 		for (int i = 0; i < 2; i++) {
@@ -205,7 +223,9 @@ static void *scribbler(void *arg)
 		pthread_mutex_lock(&qp_lock);
 		switch (rand_r(&seed) % 6) {
 		case 0: scribble_ring(&to_sqp(qp[0])->sq, &seed, 1); break;
-		case 1: scribble_ring(&to_sqp(qp[1])->rq, &seed, 1); break;
+		case 1: /* qp[1]'s receives: its RQ, or the SRQ it uses */
+			scribble_ring(srq ? &to_ssrq(srq)->ring : &to_sqp(qp[1])->rq, &seed, 1);
+			break;
 		case 2: scribble_ring(&((struct sroce_cq *)cq[rand_r(&seed) % 2])->ring, &seed, 0); break;
 		case 3: /* a raw doorbell on either QP */
 			cmd.core_payload.qp_handle = qp[rand_r(&seed) % 2]->handle;
@@ -271,17 +291,20 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	pthread_join(t[0], NULL);
 	pthread_join(t[1], NULL);
-	printf("%lu posts, %lu completions (%lu errors), %lu scribbles, %lu re-registrations, %lu QP pairs\n",
+	printf("%lu posts, %lu completions (%lu errors), %lu scribbles, %lu re-registrations, %lu QP pairs"
+	       " (%lu with an SRQ)\n",
 	       atomic_load(&posts), atomic_load(&completions), atomic_load(&errors), atomic_load(&scribbles),
-	       atomic_load(&reregs), atomic_load(&pairs));
+	       atomic_load(&reregs), atomic_load(&pairs), atomic_load(&srq_pairs));
 	CHECK(atomic_load(&scribbles) > 100, "the scribbler ran");
 	CHECK(atomic_load(&pairs) > 3, "the scribbles errored QP pairs, and new ones took over");
+	CHECK(atomic_load(&srq_pairs) > 1, "pairs with an SRQ were scribbled too");
 	CHECK(atomic_load(&posts) > 0, "traffic was posted");
 	/* Whatever the rings say now, every object goes. */
 	for (int i = 0; i < 2; i++) {
 		CHECK(ibv_destroy_qp(qp[i]) == 0, "destroy QP %d", i);
 		CHECK(ibv_destroy_cq(cq[i]) == 0, "destroy CQ %d", i);
 	}
+	CHECK(!srq || ibv_destroy_srq(srq) == 0, "destroy the SRQ");
 	CHECK(!tmr || ibv_dereg_mr(tmr) == 0, "dereg the target MR");
 	CHECK(ibv_dereg_mr(lmr) == 0, "dereg the local MR");
 	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc PD");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A process rewrites its own mapped SQ, RQ and CQ rings (slots and indices)
+# A process rewrites its own mapped SQ, RQ, SRQ and CQ rings (slots and indices)
 # from a second thread while the kernel reads them under WRITE/READ/SEND/
 # ATOMIC traffic, rings raw doorbells, and deregisters the target MR under
 # traffic (tests/progs/sroce_race.c). It gets errors; its objects are all

@@ -17,17 +17,7 @@
 # vm-timeout: 300
 . "$(dirname "$0")/lib.sh"
 
-ip link add br83 type bridge && ip link set br83 up
-i=0
-for n in a b c; do
-	i=$((i + 1))
-	ip netns add $n
-	ip link add v-$n type veth peer name eth0 netns $n
-	ip link set v-$n master br83 up
-	ip -n $n link set lo up
-	ip -n $n link set eth0 up
-	ip -n $n addr add 10.0.83.$i/24 dev eth0
-done
+bridge_hosts br83 83 a b c
 # C knows A's and B's MACs: ARP cannot resolve B while its egress is held.
 for n in a b; do
 	ip -n c neigh replace "10.0.83.$([ $n = a ] && echo 1 || echo 2)" dev eth0 nud permanent \

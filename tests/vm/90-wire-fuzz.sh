@@ -23,18 +23,7 @@
 seed=${FUZZ_SEED:-90}
 ops=${FUZZ_OPS:-2500}
 work=$(mktemp -d)
-ip link add br90 type bridge && ip link set br90 up
-i=0
-for n in a b; do
-	i=$((i + 1))
-	ip netns add $n
-	ip link add v-$n type veth peer name eth0 netns $n
-	ip link set v-$n master br90 up
-	ip -n $n link set lo up
-	ip -n $n link set eth0 up
-	ip -n $n addr add 10.0.90.$i/24 dev eth0
-	ip -n $n -6 addr add fd00:90::$i/64 dev eth0 nodad
-done
+bridge_hosts br90 90 -6 a b
 modprobe sroce
 check "sroce on A and B" sh -c 'ip netns exec a rdma link add sra type sroce netdev eth0 &&
 	ip netns exec b rdma link add srb type sroce netdev eth0'

@@ -158,6 +158,27 @@ sroce_on_hosts() {
 	g2=$(gid_index sroce2 "10.0.$net.2")
 }
 
+# bridge_hosts BRIDGE NET [-6] NS...: namespaces NS... (the i-th at
+# 10.0.NET.i/24, with -6 also fd00:NET::i/64), each with an eth0 whose peer
+# v-NS is a port of a new bridge BRIDGE: hosts of one link that can also
+# see (and forge) each other's traffic.
+bridge_hosts() {
+	local br=$1 net=$2 v6=0 i=0 n
+	shift 2
+	[ "${1:-}" = -6 ] && { v6=1; shift; }
+	ip link add "$br" type bridge && ip link set "$br" up || return 1
+	for n in "$@"; do
+		i=$((i + 1))
+		ip netns add "$n" || return 1
+		ip link add "v-$n" type veth peer name eth0 netns "$n" || return 1
+		ip link set "v-$n" master "$br" up
+		ip -n "$n" link set lo up
+		ip -n "$n" link set eth0 up
+		ip -n "$n" addr add "10.0.$net.$i/24" dev eth0
+		[ $v6 = 0 ] || ip -n "$n" -6 addr add "fd00:$net::$i/64" dev eth0 nodad
+	done
+}
+
 # two_hosts NET MTU: namespaces h1 and h2 on a veth pair (veth-h1, veth-h2),
 # 10.0.NET.1 and 10.0.NET.2, loopback up: the two-host topology of the
 # transport tests.
