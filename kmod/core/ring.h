@@ -58,7 +58,7 @@ public:
 	// Releases entries up to `consumed` to the poster.
 	void publish_consumer(u32 consumed) {
 		// Pairs with the poster's load_acquire of consumer before it reuses
-		// a slot (provider wq_full, "WQ-C1"): our reads of the slot happen
+		// a slot (provider sroce_wq_next, "WQ-C1"): our reads of the slot happen
 		// before the slot can be overwritten.
 		ktl::store_release(&hdr_->consumer, consumed);
 	}

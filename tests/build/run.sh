@@ -48,6 +48,21 @@ t "checker rejects a symbol outside env.h" "outside env.h:|  printk" "$check" "$
 t "checker accepts an env.h call" 0 "$check" "$tmp/env_ok.o"
 rm -rf "$tmp"
 
+# Every file the documentation names exists; a stale name is caught.
+t "every file Documentation/ and README.md name exists" 0 python3 "$top/scripts/check-doc-paths.py" "$top"
+doc=$(mktemp --suffix=.md)
+printf 'See `kmod/core/rx.cpp` and `unsupported.c`, then `kmod/linux/gone.c`.\n' >"$doc"
+stale_found() { # exit 1, both stale names reported, the real one not
+	local out rc
+	out=$(python3 "$top/scripts/check-doc-paths.py" "$top" "$doc")
+	rc=$?
+	echo "$out"
+	[ $rc -eq 1 ] && grep -q ':1: unsupported.c$' <<<"$out" && grep -q ':1: kmod/linux/gone.c$' <<<"$out" &&
+		! grep -q rx.cpp <<<"$out"
+}
+t "the doc check names a stale file and a stale path" 0 stale_found
+rm -f "$doc"
+
 # The provider exports only the srocedv API.
 exports=$(nm -D --defined-only "$top/build/user/libsroce.so.1" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
 t "provider exports only srocedv_* symbols" 0 sh -c "echo '$exports' | grep -q 'srocedv_query_device@@SROCE_1.0' && ! echo '$exports' | tr ' ' '\n' | grep . | grep -vq '^srocedv_[a-z_]*@@SROCE_1.0\$'"
