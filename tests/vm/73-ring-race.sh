@@ -12,7 +12,9 @@ two_hosts 12 1500
 modprobe sroce
 check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 12
 
-ip netns exec h1 timeout 120 "$PROGS/sroce_race" sroce1 20 >/tmp/race.log 2>&1 &
+# 20 s covers the ping-pong below; a slower kernel (make test-debug) needs
+# that much longer.
+ip netns exec h1 timeout 120 "$PROGS/sroce_race" sroce1 $((20 * ${SROCE_VM_TIMEOUT_SCALE:-1})) >/tmp/race.log 2>&1 &
 race=$!
 sleep 2
 port=19500

@@ -44,6 +44,7 @@ pair() {
 	cli=("$@")
 	t0=$(date +%s)
 	l0=$(cm_listeners)
+	dev_stats >/tmp/n.stats0
 	ip netns exec h1 "${srv[@]}" >/tmp/n.server 2>&1 &
 	spid=$!
 	# perftest's server listens on TCP first; the rest with rdma_cm.
@@ -74,7 +75,17 @@ pair() {
 		grep -ihE 'error|fail|status' /tmp/n.server /tmp/n.client | head -6 | sed 's/^/    /'
 		sed 's/^/    server: /' /tmp/n.server | tail -8
 		sed 's/^/    client: /' /tmp/n.client | tail -8
+		# What the transport did meanwhile: every device counter that moved.
+		dev_stats | awk 'NR == FNR { was[$1] = $2; next } $2 != was[$1] { d = d " " $1 " +" $2 - was[$1] }
+			END { print "    counters moved:" d }' /tmp/n.stats0 -
 	fi
+}
+
+dev_stats() { # "sroceN.counter value" lines of both devices
+	local d
+	for d in sroce1 sroce2; do
+		rdma statistic show link $d/1 | awk -v d=$d '{ for (i = 3; i < NF; i += 2) print d "." $i, $(i + 1) }'
+	done
 }
 
 # The faults hit the RC data path, not the connection manager's MADs (QP1):
