@@ -17,7 +17,7 @@ using namespace sroce;
 namespace {
 constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
 				    ib::access::remote_atomic;
-constexpr unsigned int slots = 16; // outstanding operations, each on its own memory
+unsigned int slots = 16; // outstanding operations, each on its own memory (SROCE_FAULT_SLOTS)
 // Each operation's memory: messages go up to half of it (16 packets of
 // 1024 by default; SROCE_FAULT_SLOT=262144 for 82-netem's 128 KiB).
 unsigned int slot_size = 16384;
@@ -51,6 +51,8 @@ size_t messages() {
 void run_workload(const sim::LinkConfig &link, uint64_t seed, size_t count) {
 	if (const char *e = std::getenv("SROCE_FAULT_SLOT"))
 		slot_size = unsigned(std::strtoul(e, nullptr, 0));
+	if (const char *e = std::getenv("SROCE_FAULT_SLOTS"))
+		slots = unsigned(std::strtoul(e, nullptr, 0));
 	Fixture f(seed);
 	f.sim().set_all_links(link);
 	f.trace_from_env();
