@@ -259,11 +259,11 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 	// Silence: the packets may be lost, or the peer is slower than the
 	// timeout and still working through them. Resending the whole window
 	// would queue it behind those (a slow peer then never catches up: it
-	// answers duplicates, every timeout adds a window more). Send the
-	// oldest packet alone, asking for an ACK, until one shows progress.
-	if (!probing_)
-		resume_psn_ = psn_;
+	// answers duplicates, every timeout adds a window more). Go back to the
+	// oldest unacknowledged packet with one packet in flight, doubled by
+	// each ACK that shows progress, until the window is whole again.
 	probing_ = true;
+	probe_window_ = 1;
 	rewind_locked(unacked_psn_);
 	requester_run_locked(b);
 	arm_retry_timer_locked();

@@ -275,8 +275,8 @@ private:
 	u32 retries_left_ = 0;
 	u32 rnr_left_ = 0;
 	bool rnr_wait_ = false;      // holding off after an RNR NAK
-	bool probing_ = false;       // after a timeout: one packet at a time until progress
-	u32 resume_psn_ = 0;         // where sending stopped at the timeout that started probing
+	bool probing_ = false;       // after a timeout: sending within probe_window_
+	u32 probe_window_ = 1;       // PSNs in flight while probing: 1, doubled by each progress
 	// A later response already made us ask again for the READ/ATOMIC we
 	// wait for: the rest of that burst must not ask again per packet.
 	bool resp_gap_retried_ = false;

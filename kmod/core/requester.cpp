@@ -247,7 +247,7 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 	}
 	if (!sends_allowed() || rnr_wait_ || sq_error_)
 		return;
-	u32 budget = probing_ ? 1 : param::tx_budget;
+	u32 budget = param::tx_budget;
 	for (;;) {
 		if (sq_next_ == sq_fetched_ && !fetch_wqe_locked(b))
 			break;
@@ -263,14 +263,15 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		if (type_ == ib::qpt_rc) {
 			if (psn_diff(psn_, unacked_psn_) >= s32(param::max_unacked_pkts))
 				break;
+			if (probing_ && psn_diff(psn_, unacked_psn_) >= s32(probe_window_))
+				break; // after a timeout: an ACK opens it
 			if (is_read_or_atomic(w.wqe.opcode) && rd_atomic_out_ >= ktl::max(max_rd_atomic_, 1u))
 				break;
 			if (!w.started && (w.wqe.flags & SROCE_WQE_FENCE) && rd_atomic_out_)
 				break;
 		}
 		if (budget-- == 0) {
-			if (!probing_) // a probe waits for its answer
-				kick_locked();
+			kick_locked();
 			break;
 		}
 		if (!send_packet_locked(w, sq_next_, b))
@@ -337,17 +338,13 @@ void Qp::resume_at_locked(u32 psn) {
 }
 
 // After a rewind, an ACK or response may acknowledge beyond the resend
-// point: those packets are not sent again. After a timeout's probe, the
-// first progress resumes where the timeout stopped: what was sent before
-// it is still on its way to a slow peer, or, if lost, the peer NAKs the
-// gap when the next packets arrive.
+// point: those packets are not sent again. While probing after a timeout,
+// each ACK that shows progress doubles what may be in flight.
 void Qp::catch_up_locked(u32 unacked_before) {
 	if (probing_ && psn_diff(unacked_psn_, unacked_before) > 0) {
-		probing_ = false;
-		if (psn_diff(resume_psn_, unacked_psn_) > 0 && psn_diff(resume_psn_, psn_) > 0) {
-			resume_at_locked(resume_psn_);
-			return;
-		}
+		probe_window_ *= 2;
+		if (probe_window_ >= param::max_unacked_pkts)
+			probing_ = false;
 	}
 	if (psn_diff(unacked_psn_, psn_) > 0)
 		resume_at_locked(unacked_psn_);
