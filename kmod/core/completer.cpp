@@ -146,14 +146,9 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	u32 psn = pi.hdr.bth.psn;
 	// Only PSNs between the oldest unacknowledged and the newest sent mean
-	// anything; the rest are duplicates or garbage. The newest sent, not
-	// the resend point: after a rewind, the answers to what was sent
-	// before it still come, and they are progress (a slow peer's ACKs
-	// arrive after the timeout that rewound; dropping them spent every
-	// retry while the peer kept up).
-	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_high_) >= 0)
+	// anything; the rest are duplicates or garbage.
+	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_) >= 0)
 		return;
-	u32 unacked_before = unacked_psn_;
 	if (nak) {
 		// A NAK names the request that failed. One for a PSN already
 		// acknowledged answers a duplicate of a finished request (the
@@ -168,7 +163,6 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 		on_ack_psn_locked(psn, b);
 	if (state_ == ib::qps_err || rnr_wait_)
 		return;
-	catch_up_locked(unacked_before);
 	// A rewind above is sent at once; the window may have opened.
 	restart_retry_timer_locked();
 	requester_run_locked(b);
@@ -256,14 +250,6 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 	}
 	retries_left_--;
 	resp_gap_retried_ = false;
-	// Silence: the packets may be lost, or the peer is slower than the
-	// timeout and still working through them. Resending the whole window
-	// would queue it behind those (a slow peer then never catches up: it
-	// answers duplicates, every timeout adds a window more). Go back to the
-	// oldest unacknowledged packet with one packet in flight, doubled by
-	// each ACK that shows progress, until the window is whole again.
-	probing_ = true;
-	probe_window_ = 1;
 	rewind_locked(unacked_psn_);
 	requester_run_locked(b);
 	arm_retry_timer_locked();

@@ -205,7 +205,6 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 		min_rnr_timer_ = a.min_rnr_timer;
 	if (mask & ib::attr_sq_psn) {
 		psn_ = unacked_psn_ = psn_high_ = a.sq_psn & ib::psn_mask;
-		probing_ = false;
 	}
 	if (mask & ib::attr_max_dest_rd_atomic)
 		max_dest_rd_atomic_ = a.max_dest_rd_atomic;

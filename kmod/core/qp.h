@@ -172,9 +172,6 @@ private:
 	ktl::Result<void> validate_wqe(const sroce_wqe &w) const;
 	bool send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b);
 	void rewind_locked(u32 psn);
-	void catch_up_locked(u32 unacked_before);
-	void resume_at_locked(u32 psn);
-	u32 rd_atomic_sent_locked(u32 i, u32 psn);
 	SendWqe &swqe(u32 idx) { return *reinterpret_cast<SendWqe *>(sq_priv_ + usize(idx & sq_mask_) * sq_priv_stride_); }
 	u8 wire_opcode(const SendWqe &w, bool first, bool last) const;
 
@@ -275,8 +272,6 @@ private:
 	u32 retries_left_ = 0;
 	u32 rnr_left_ = 0;
 	bool rnr_wait_ = false;      // holding off after an RNR NAK
-	bool probing_ = false;       // after a timeout: sending within probe_window_
-	u32 probe_window_ = 1;       // PSNs in flight while probing: 1, doubled by each progress
 	// A later response already made us ask again for the READ/ATOMIC we
 	// wait for: the rest of that burst must not ask again per packet.
 	bool resp_gap_retried_ = false;

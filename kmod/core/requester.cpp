@@ -176,7 +176,7 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	if (type_ == ib::qpt_rc) {
 		bool pausing = sq_next_ + 1 == sq_fetched_ && last;
 		bool window = psn_diff(psn_, unacked_psn_) + 1 >= s32(param::max_unacked_pkts / 2);
-		h.bth.ack_req = probing_ || is_read_or_atomic(op) || pkts_since_ack_req_ >= param::ack_req_every ||
+		h.bth.ack_req = is_read_or_atomic(op) || pkts_since_ack_req_ >= param::ack_req_every ||
 				(last && (pausing || window));
 		if (h.bth.ack_req)
 			pkts_since_ack_req_ = 0;
@@ -263,8 +263,6 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		if (type_ == ib::qpt_rc) {
 			if (psn_diff(psn_, unacked_psn_) >= s32(param::max_unacked_pkts))
 				break;
-			if (probing_ && psn_diff(psn_, unacked_psn_) >= s32(probe_window_))
-				break; // after a timeout: an ACK opens it
 			if (is_read_or_atomic(w.wqe.opcode) && rd_atomic_out_ >= ktl::max(max_rd_atomic_, 1u))
 				break;
 			if (!w.started && (w.wqe.flags & SROCE_WQE_FENCE) && rd_atomic_out_)
@@ -293,61 +291,23 @@ void Qp::rewind_locked(u32 psn) {
 		ooo_mask_ = 0;
 		cur_offset_ = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
 		psn_ = psn;
-		rd_atomic_out_ = rd_atomic_sent_locked(i, psn);
+		// Requests before this point still wait for their responses (only
+		// the oldest WQE can be partly answered: responses come in
+		// order); from here on they count again when sent again.
+		rd_atomic_out_ = 0;
+		for (u32 j = sq_done_; j != i + 1; j++) {
+			SendWqe &x = swqe(j);
+			if (x.done || !is_read_or_atomic(x.wqe.opcode))
+				continue;
+			s32 got = psn_diff(unacked_psn_, x.first_psn);
+			u32 answered = got > 0 ? u32(got) : 0;
+			u32 sent = j != i ? wqe_requests(x)
+					  : u32(psn_diff(psn, x.first_psn)) / param::read_req_max_pkts;
+			u32 done = wqe_requests_answered(x, answered);
+			rd_atomic_out_ += sent > done ? sent - done : 0;
+		}
 		return;
 	}
-}
-
-// READ/ATOMIC requests sent and not yet answered once sending resumes at
-// WQE i (PSN psn): every request of the WQEs before i, and WQE i's below
-// psn if it is started. Requests before this point still wait for their
-// responses (only the oldest WQE can be partly answered: responses come in
-// order); from here on they count again when sent again.
-u32 Qp::rd_atomic_sent_locked(u32 i, u32 psn) {
-	u32 n = 0;
-	bool own = i != sq_fetched_ && swqe(i).started;
-	for (u32 j = sq_done_; j != (own ? i + 1 : i); j++) {
-		SendWqe &x = swqe(j);
-		if (x.done || !is_read_or_atomic(x.wqe.opcode))
-			continue;
-		s32 got = psn_diff(unacked_psn_, x.first_psn);
-		u32 answered = got > 0 ? u32(got) : 0;
-		u32 sent = j != i ? wqe_requests(x) : u32(psn_diff(psn, x.first_psn)) / param::read_req_max_pkts;
-		u32 done = wqe_requests_answered(x, answered);
-		n += sent > done ? sent - done : 0;
-	}
-	return n;
-}
-
-// Sending goes on at psn: inside a started WQE (as a rewind), or, past
-// every started one, with the first WQE not yet started.
-void Qp::resume_at_locked(u32 psn) {
-	u32 i = sq_done_;
-	for (; i != sq_fetched_ && swqe(i).started; i++) {
-		SendWqe &w = swqe(i);
-		if (!w.done && psn_diff(psn, w.first_psn) >= 0 && psn_diff(psn, w.last_psn) <= 0) {
-			rewind_locked(psn);
-			return;
-		}
-	}
-	sq_next_ = i;
-	cur_offset_ = 0;
-	ooo_mask_ = 0;
-	psn_ = psn;
-	rd_atomic_out_ = rd_atomic_sent_locked(i, psn);
-}
-
-// After a rewind, an ACK or response may acknowledge beyond the resend
-// point: those packets are not sent again. While probing after a timeout,
-// each ACK that shows progress doubles what may be in flight.
-void Qp::catch_up_locked(u32 unacked_before) {
-	if (probing_ && psn_diff(unacked_psn_, unacked_before) > 0) {
-		probe_window_ *= 2;
-		if (probe_window_ >= param::max_unacked_pkts)
-			probing_ = false;
-	}
-	if (psn_diff(unacked_psn_, psn_) > 0)
-		resume_at_locked(unacked_psn_);
 }
 
 void Qp::arm_retry_timer_locked() {
