@@ -16,8 +16,11 @@ started() {
 
 # Job control puts vm-run in a process group of its own, as a shell does for
 # a foreground job (and a background job of a script would ignore SIGINT).
+# A run started in the background of a non-interactive shell (nohup CMD &)
+# inherits SIGINT ignored, and no trap can catch an ignored signal: env
+# gives vm-run the default disposition back.
 set -m
-"${vm_run[@]}" --timeout $((300 * scale)) -- sleep 600 ::: sleep 600 2>"$OUT.err" &
+env --default-signal=INT "${vm_run[@]}" --timeout $((300 * scale)) -- sleep 600 ::: sleep 600 2>"$OUT.err" &
 pid=$!
 set +m
 if started; then ok "both guests run their commands"; else fail "the guests did not start"; fi
