@@ -217,7 +217,6 @@ class Fuzzer:
             s = netns_socket(ns, socket.AF_PACKET, socket.SOCK_RAW)
             s.bind((self.iface, 0))
             self.tx[ns] = s
-        self.b_addrs = set()
         self.frames = {"victim": [], "wild": [], "mad": []}
         self.latest = {}  # (src, dst) -> newest request PSN seen
         self.counts = {}
@@ -288,9 +287,6 @@ class Fuzzer:
         f's path: a request is in f.src's space, a response in f.dst's."""
         k = (f.dst, f.src) if op in RESP_OPS else (f.src, f.dst)
         return self.latest.get(k)
-
-    def fields(self, f, op, r, flags, pkey, qpn, ack, psn, tail):
-        return bth(op, flags, pkey, qpn, ack, psn) + ext_headers(op, r) + tail
 
     # Victim mutations. DROP ones make a frame every device must discard
     # whatever its PSN, so they carry the live PSN and a changed payload:
