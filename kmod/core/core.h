@@ -407,6 +407,7 @@ enum sroce_core_counter {
 	SROCE_CNT_SQ_POLLER_WAKEUPS,  /* doorbells that woke a sleeping SQ poller */
 	SROCE_CNT_RX_BAD_PKEY,        /* dropped: BTH P_Key not in the port's table */
 	SROCE_CNT_RX_BAD_ADDR,        /* dropped: RC/UC packet not from the QP's peer to its source GID */
+	SROCE_CNT_READ_GAP_RESENDS,   /* READs asked again at once: responses came beyond a lost one */
 	SROCE_CNT_MAX
 };
 /* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */

@@ -37,6 +37,7 @@ const char *const names[] = {
 	"sq_poller_wakeups",
 	"rx_bad_pkey",
 	"rx_bad_addr",
+	"read_gap_resends",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace

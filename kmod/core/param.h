@@ -66,6 +66,10 @@ constexpr u32 read_resp_budget = 64;  // READ response packets per run
 // more in flight to us than the window (self-clocking, no flood of a queue).
 constexpr u32 read_req_max_pkts = max_unacked_pkts / 2;
 constexpr u64 rnr_wait_floor_ns = 10000;
+// READ responses arriving this many PSNs beyond a gap mean the gap's
+// response was lost, not reordered: ask again from the gap at once instead
+// of waiting for the retry timer (TCP's three duplicate ACKs).
+constexpr u32 read_gap_resend_after = 3;
 
 // Device page size for MRs (4 KiB), and the largest page an MR's page list
 // may use.

@@ -172,6 +172,7 @@ private:
 	ktl::Result<void> validate_wqe(const sroce_wqe &w) const;
 	bool send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b);
 	void rewind_locked(u32 psn);
+	void resend_read_gap_locked(u32 ahead);
 	SendWqe &swqe(u32 idx) { return *reinterpret_cast<SendWqe *>(sq_priv_ + usize(idx & sq_mask_) * sq_priv_stride_); }
 	u8 wire_opcode(const SendWqe &w, bool first, bool last) const;
 
@@ -275,6 +276,10 @@ private:
 	// A later response already made us ask again for the READ/ATOMIC we
 	// wait for: the rest of that burst must not ask again per packet.
 	bool resp_gap_retried_ = false;
+	// A READ response gap at read_gap_psn_ was asked for again: further
+	// responses beyond that same gap must not ask again.
+	bool read_gap_resent_ = false;
+	u32 read_gap_psn_ = 0;
 	bool timer_armed_ = false;
 	bool sq_error_ = false;
 	u32 pkts_since_ack_req_ = 0;
@@ -290,6 +295,8 @@ private:
 	u32 epsn_ = 0;               // expected PSN
 	u32 msn_ = 0;                // messages completed (24 bits)
 	bool nak_sent_ = false;      // a PSN-sequence NAK is outstanding
+	u32 nak_high_psn_ = 0;       // since that NAK: the newest PSN seen ahead of the expected one
+	u32 nak_prev_psn_ = 0;       // the last PSN seen ahead of the expected one
 	bool in_message_ = false;    // between a FIRST and its LAST
 	bool recv_valid_ = false;    // recv_ holds a receive WQE for this message
 	RecvWqe recv_;

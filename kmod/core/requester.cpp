@@ -207,9 +207,6 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 		// flow shows as a PSN going backwards).
 		if (psn_diff(psn_, psn_high_) < 0)
 			count(SROCE_CNT_RETRANS_PKTS);
-		u32 end = is_read_or_atomic(op) ? psn_add(w.last_psn, 1) : psn_add(psn_, 1);
-		if (psn_diff(end, psn_high_) > 0)
-			psn_high_ = end;
 	}
 	// Advance: READ and ATOMIC requests are one packet that accounts for all
 	// their response PSNs.
@@ -226,6 +223,11 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 		psn_ = psn_add(psn_, 1);
 		cur_offset_ = off + payload;
 	}
+	// Sent up to here. A READ request covers the PSNs of the responses it
+	// asks for, not the whole WQE's: the next part's request is new, not a
+	// retransmission.
+	if (psn_diff(psn_, psn_high_) > 0)
+		psn_high_ = psn_;
 	if (cur_offset_ >= w.length) {
 		sq_next_ = idx + 1;
 		cur_offset_ = 0;

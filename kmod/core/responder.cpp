@@ -371,9 +371,21 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	if (d > 0) {
 		count(SROCE_CNT_OUT_OF_SEQ_REQ);
-		if (!nak_sent_) {
+		// One NAK per gap (IBTA 9.7.5.1.1), and once more when the requester
+		// shows it is resending (a PSN at or behind the newest seen since
+		// the NAK, not the same packet again) and asks for an answer
+		// (AckReq) while the expected PSN is still missing: its resent copy
+		// was lost too. Silent, the requester would wait for its retry
+		// timer; at 10% loss that was most of its timeouts.
+		bool resending = nak_sent_ && pi.hdr.bth.ack_req && psn_diff(psn, nak_high_psn_) <= 0 &&
+				 psn != nak_prev_psn_;
+		nak_prev_psn_ = psn;
+		if (!nak_sent_ || resending) {
 			nak_sent_ = true;
+			nak_high_psn_ = psn;
 			send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), epsn_, b);
+		} else if (psn_diff(psn, nak_high_psn_) > 0) {
+			nak_high_psn_ = psn;
 		}
 		return;
 	}

@@ -6,7 +6,6 @@
 
 #include <cstring>
 
-#include "device.h"
 #include "ib_enums.h"
 #include "transport_fixture.h"
 
@@ -43,9 +42,6 @@ ib::Headers write64(Fixture &f, Node &b, Buffer &rb, unsigned short pkey = ib::d
 	return wr;
 }
 
-unsigned long long counter(Node &n, sroce_core_counter id) {
-	return reinterpret_cast<sroce::Device *>(n.dev)->counters().get(id);
-}
 } // namespace
 
 TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][hostile][spoof]") {
@@ -74,7 +70,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		f.sim().run_for(1000000);
 		CHECK(f.poll(b).empty());
 		CHECK(from_b == 0); // not even an ACK
-		CHECK(counter(b, SROCE_CNT_RX_BAD_ADDR) == 1);
+		CHECK(device_counter(b, SROCE_CNT_RX_BAD_ADDR) == 1);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 		// The PSN was not consumed: a's SEND with PSN 0 is the message.
 		auto w = wqe(1, ib::wr_send, 1);
@@ -107,7 +103,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		f.sim().inject(evil.id, a.id, fake_nak.data(), (unsigned)fake_nak.size());
 		f.sim().run_for(1000000);
 		CHECK(f.poll(a).empty());
-		CHECK(counter(a, SROCE_CNT_RX_BAD_ADDR) == 2);
+		CHECK(device_counter(a, SROCE_CNT_RX_BAD_ADDR) == 2);
 		CHECK(f.sim().events_for(&qa.owner).empty());
 		// The link heals: the retransmission lands and completes.
 		block_a = false;
@@ -132,7 +128,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		f.sim().inject(evil.id, b.id, write.data(), (unsigned)write.size());
 		f.sim().run_for(1000000);
 		CHECK(from_b == 0);
-		CHECK(counter(b, SROCE_CNT_RX_BAD_ADDR) == 2);
+		CHECK(device_counter(b, SROCE_CNT_RX_BAD_ADDR) == 2);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 		// The same WRITE from the peer's own address is executed.
 		auto good = make_packet(f, qb.qpn, wr, 64);
@@ -148,7 +144,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		f.sim().inject(a.id, b.id, pkt.data(), (unsigned)pkt.size());
 		f.sim().run_for(1000000);
 		CHECK(from_b == 0);
-		CHECK(counter(b, SROCE_CNT_RX_BAD_ADDR) == 1);
+		CHECK(device_counter(b, SROCE_CNT_RX_BAD_ADDR) == 1);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 	}
 	SECTION("the right addresses and a foreign P_Key: dropped and counted") {
@@ -158,14 +154,14 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		}
 		f.sim().run_for(1000000);
 		CHECK(from_b == 0);
-		CHECK(counter(b, SROCE_CNT_RX_BAD_PKEY) == 4);
+		CHECK(device_counter(b, SROCE_CNT_RX_BAD_PKEY) == 4);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 		// The limited-member default key is the same partition.
 		auto ok = make_packet(f, qb.qpn, write64(f, b, rb, 0x7fff), 64);
 		f.sim().inject(a.id, b.id, ok.data(), (unsigned)ok.size());
 		f.sim().run_for(1000000);
 		CHECK(from_b == 1);
-		CHECK(counter(b, SROCE_CNT_RX_BAD_PKEY) == 4);
+		CHECK(device_counter(b, SROCE_CNT_RX_BAD_PKEY) == 4);
 	}
 	SECTION("a BTH transport version other than 0: dropped and counted") {
 		// IBTA 9.2.1: only TVer 0 is defined; rxe drops the rest. Found by
@@ -178,7 +174,7 @@ TEST_CASE("transport: off-path forgeries are dropped and counted", "[transport][
 		}
 		f.sim().run_for(1000000);
 		CHECK(from_b == 0);
-		CHECK(counter(b, SROCE_CNT_RX_BAD_HEADER) == 15);
+		CHECK(device_counter(b, SROCE_CNT_RX_BAD_HEADER) == 15);
 		CHECK(std::memcmp(before.data(), rb.data, rb.len) == 0);
 		auto ok = make_packet(f, qb.qpn, write64(f, b, rb), 64);
 		f.sim().inject(a.id, b.id, ok.data(), (unsigned)ok.size());

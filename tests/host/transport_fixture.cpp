@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "device.h"
 #include "ib_enums.h"
 #include "icrc.h"
 #include "packet.h"
@@ -288,6 +289,10 @@ uint64_t iova_of(const Node &n, const Buffer &b) {
 		if (n.bufs[i].get() == &b)
 			return 0x10000000ull + 0x100000ull * i;
 	return 0;
+}
+
+unsigned long long device_counter(const Node &n, sroce_core_counter id) {
+	return reinterpret_cast<sroce::Device *>(n.dev)->counters().get(id);
 }
 
 sroce_sge sge_of(Fixture &f, const Node &n, const Buffer &b, size_t off, unsigned int len) {

@@ -101,6 +101,8 @@ private:
 // A buffer's MR iova: buffers are registered at 0x10000000 + 1 MiB * their
 // index on the node.
 uint64_t iova_of(const Node &n, const Buffer &b);
+// One of the node's device-wide counters (what sroce-dump shows).
+unsigned long long device_counter(const Node &n, sroce_core_counter id);
 // One SGE over b[off, off + len).
 sroce_sge sge_of(Fixture &f, const Node &n, const Buffer &b, size_t off, unsigned int len);
 
