@@ -47,7 +47,7 @@ kmod:
 	@find $(KOBJ) -xtype l -delete
 	@cp -rsf $(TOP)/kmod/. $(KOBJ)/
 	$(MAKE) -C $(KDIR) M=$(KOBJ) SROCE_ABI=$(TOP)/abi modules
-	bash $(TOP)/scripts/check-core-objects.sh $(KOBJ)/core
+	bash $(TOP)/scripts/check-core-objects.sh $$(grep -qE '^CONFIG_(KASAN|UBSAN)=y' $(KDIR)/.config 2>/dev/null && echo --sanitized) $(KOBJ)/core
 
 check-core: kmod
 

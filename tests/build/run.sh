@@ -40,12 +40,24 @@ cat >"$tmp/env_ok.cpp" <<'CPP'
 extern "C" void *sroce_env_zalloc(unsigned long, int);
 void *get(unsigned long n) { return sroce_env_zalloc(n, 0); }
 CPP
+cat >"$tmp/sanitized.cpp" <<'CPP'
+extern "C" void *sroce_env_zalloc(unsigned long, int);
+int load(int *p, int i) { return p[i] << (i & 7); } // KASAN and UBSAN instrument both
+CPP
 for f in ctor foreign env_ok; do
 	g++ $flags -c -o "$tmp/$f.o" "$tmp/$f.cpp" || echo "cannot compile $f.cpp"
 done
+# As kmod/Kbuild builds the core for make test-debug's KASAN/UBSAN kernel.
+san="-fsanitize=kernel-address -fasan-shadow-offset=0xdffffc0000000000 --param asan-stack=1 --param asan-globals=0"
+san+=" -fsanitize=bounds -fsanitize=shift"
+g++ $flags $san -c -o "$tmp/sanitized.o" "$tmp/sanitized.cpp" || echo "cannot compile sanitized.cpp"
+g++ $flags $san -c -o "$tmp/foreign_san.o" "$tmp/foreign.cpp" || echo "cannot compile foreign.cpp sanitized"
 t "checker rejects a global constructor" "has global constructors" "$check" "$tmp/ctor.o"
 t "checker rejects a symbol outside env.h" "outside env.h:|  printk" "$check" "$tmp/foreign.o"
 t "checker accepts an env.h call" 0 "$check" "$tmp/env_ok.o"
+t "checker rejects sanitizer calls for a plain kernel" "  __asan_" "$check" "$tmp/sanitized.o"
+t "checker accepts sanitizer calls with --sanitized" 0 "$check" --sanitized "$tmp/sanitized.o"
+t "checker still rejects a foreign symbol with --sanitized" "  printk" "$check" --sanitized "$tmp/foreign_san.o"
 rm -rf "$tmp"
 
 # Every file the documentation names exists; a stale name is caught.
