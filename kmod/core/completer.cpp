@@ -145,9 +145,15 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	if (state_ != ib::qps_rts && state_ != ib::qps_sqd)
 		return;
 	u32 psn = pi.hdr.bth.psn;
-	// Only PSNs between the oldest unacknowledged and the newest sent mean
-	// anything; the rest are duplicates or garbage.
-	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_) >= 0)
+	// Only PSNs between the oldest unacknowledged and the newest ever sent
+	// mean anything; the rest are duplicates or garbage. The newest ever
+	// sent, not the resend point: after a rewind the responder, which may
+	// have everything, answers the resent duplicates with how far it is,
+	// beyond the resend point. Those ACKs were dropped, and if the last one
+	// came before the resend had passed it, nothing else ever came: every
+	// timeout resent the same window until RETRY_EXC_ERR (82-netem on 6.12,
+	// loss 1%: 8 timeouts in a row, thousands of duplicates).
+	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_high_) >= 0)
 		return;
 	if (nak) {
 		// A NAK names the request that failed. One for a PSN already
@@ -163,6 +169,7 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 		on_ack_psn_locked(psn, b);
 	if (state_ == ib::qps_err || rnr_wait_)
 		return;
+	catch_up_locked();
 	// A rewind above is sent at once; the window may have opened.
 	restart_retry_timer_locked();
 	requester_run_locked(b);

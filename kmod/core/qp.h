@@ -172,6 +172,7 @@ private:
 	ktl::Result<void> validate_wqe(const sroce_wqe &w) const;
 	bool send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b);
 	void rewind_locked(u32 psn);
+	void catch_up_locked();
 	void resend_read_gap_locked(u32 ahead);
 	SendWqe &swqe(u32 idx) { return *reinterpret_cast<SendWqe *>(sq_priv_ + usize(idx & sq_mask_) * sq_priv_stride_); }
 	u8 wire_opcode(const SendWqe &w, bool first, bool last) const;
@@ -283,7 +284,7 @@ private:
 	bool timer_armed_ = false;
 	bool sq_error_ = false;
 	u32 pkts_since_ack_req_ = 0;
-	u32 psn_high_ = 0;           // next PSN never sent: below it a send is a retransmission
+	u32 psn_high_ = 0;           // next PSN never sent: responses below it count, sends below it are resends
 	CounterBlock counters_;      // this QP's share of the device's counters
 
 	// Receive queue (absent with an SRQ).

@@ -312,6 +312,28 @@ void Qp::rewind_locked(u32 psn) {
 	}
 }
 
+// Acknowledged past the resend point (the answer to duplicates from a
+// responder that has more): sending resumes at the oldest PSN not
+// acknowledged instead of resending what the peer already has.
+void Qp::catch_up_locked() {
+	if (psn_diff(unacked_psn_, psn_) <= 0)
+		return;
+	rewind_locked(unacked_psn_);
+	if (psn_ == unacked_psn_)
+		return;
+	// No started WQE holds it: everything sent is acknowledged (READs and
+	// ATOMICs answered too: unacked_psn_ does not pass them otherwise),
+	// and the next WQE starts there.
+	u32 i = sq_done_;
+	while (i != sq_fetched_ && swqe(i).started)
+		i++;
+	sq_next_ = i;
+	cur_offset_ = 0;
+	ooo_mask_ = 0;
+	rd_atomic_out_ = 0;
+	psn_ = unacked_psn_;
+}
+
 void Qp::arm_retry_timer_locked() {
 	if (timer_armed_ || dead_)
 		return;
