@@ -37,7 +37,8 @@ struct Pair {
 		// timeout 20: 4.3 s, far beyond anything these exchanges need.
 		f.connect(qa, qb, ib::mtu_1024, 0x100, 0x100, 20, 7, 7);
 	}
-	// One 64 KiB operation; returns its completion status.
+	// One 64 KiB operation; returns its completion status. The timeout
+	// is far beyond the exchange: a timer-driven recovery fails here.
 	int run(unsigned char opcode) {
 		for (unsigned int i = 0; i < msg; i++) {
 			la.data[i] = (unsigned char)(i * 13 + 5);
@@ -52,6 +53,7 @@ struct Pair {
 		CHECK(std::memcmp(rb.data, la.data, msg) == 0);
 		CHECK(la.guards_intact());
 		CHECK(rb.guards_intact());
+		CHECK(device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS) == 0);
 		return int(ca[0].status);
 	}
 };
@@ -70,7 +72,6 @@ TEST_CASE("fast recovery: a READ response lost mid-stream is asked for again at 
 	CHECK(p.run(ib::wr_rdma_read) == ib::wc_success);
 	CHECK(lost == 1);
 	CHECK(device_counter(p.a, SROCE_CNT_READ_GAP_RESENDS) == 1);
-	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_TIMEOUTS) == 0);
 }
 
 TEST_CASE("fast recovery: reordered READ responses are not asked for again", "[transport][fast-recovery]") {
@@ -85,7 +86,6 @@ TEST_CASE("fast recovery: reordered READ responses are not asked for again", "[t
 	CHECK(p.run(ib::wr_rdma_read) == ib::wc_success);
 	CHECK(p.f.sim().counters().reordered > 0);
 	CHECK(device_counter(p.a, SROCE_CNT_READ_GAP_RESENDS) == 0);
-	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_TIMEOUTS) == 0);
 }
 
 TEST_CASE("fast recovery: a packet NAKed as missing and lost again is NAKed again", "[transport][fast-recovery]") {
@@ -106,7 +106,6 @@ TEST_CASE("fast recovery: a packet NAKed as missing and lost again is NAKed agai
 	CHECK(p.run(ib::wr_rdma_write) == ib::wc_success);
 	CHECK(sent10 == 3);
 	CHECK(device_counter(p.b, SROCE_CNT_NAK_SENT_PSN_SEQ) == 2);
-	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_TIMEOUTS) == 0);
 }
 
 TEST_CASE("fast recovery: a READ longer than one request is no retransmission", "[transport][fast-recovery]") {
