@@ -1,7 +1,8 @@
 // Completer: the requester side of RC acknowledgements (IBTA 9.7.5.2).
 // ACKs complete SEND/WRITE WQEs, READ responses and ATOMIC ACKs carry
 // data into the local SGEs, NAKs rewind or fail, and the retry timer
-// resends what was not acknowledged.
+// resends what was not acknowledged. Completions (in order, releasing SQ
+// slots), CQE posting and flushing both queues are here too.
 #include "ktl/byteorder.h"
 #include "param.h"
 #include "qp.h"
@@ -275,6 +276,124 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 	rewind_locked(unacked_psn_);
 	requester_run_locked(b);
 	arm_retry_timer_locked();
+}
+
+// ---- completions and flush ----------------------------------------------------
+
+bool Qp::post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b) {
+	if (cq.post(cqe, owner_, solicited, b))
+		return true;
+	// The CQ overflowed (CQ_ERR was raised): this QP cannot report any more.
+	if (state_ != ib::qps_err) {
+		state_ = ib::qps_err;
+		if (!dead_)
+			sroce_env_event(b, owner_, ib::ev_qp_fatal);
+	}
+	return false;
+}
+
+void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
+	bool signaled = sq_sig_all_ || (w.wqe.flags & SROCE_WQE_SIGNALED) || w.status != ib::wc_success;
+	if (!signaled)
+		return;
+	sroce_cqe c{};
+	c.wr_id = w.wqe.wr_id;
+	c.status = w.status;
+	c.qp_num = qpn_;
+	switch (w.wqe.opcode) {
+	case ib::wr_rdma_write:
+	case ib::wr_rdma_write_imm: c.opcode = ib::wc_rdma_write; break;
+	case ib::wr_rdma_read: c.opcode = ib::wc_rdma_read; break;
+	case ib::wr_atomic_cmp_swp: c.opcode = ib::wc_comp_swap; break;
+	case ib::wr_atomic_fetch_add: c.opcode = ib::wc_fetch_add; break;
+	default: c.opcode = ib::wc_send; break;
+	}
+	if (w.status == ib::wc_success && c.opcode == ib::wc_rdma_read)
+		c.byte_len = u32(w.length);
+	else if (w.status == ib::wc_success && (c.opcode == ib::wc_comp_swap || c.opcode == ib::wc_fetch_add))
+		c.byte_len = 8;
+	post_cqe_locked(*scq_, c, false, b);
+}
+
+// Completes every send WQE that is done, in order, releasing its SQ slot.
+void Qp::complete_done_locked(sroce_env_batch *b) {
+	u32 from = sq_done_;
+	while (sq_done_ != sq_fetched_ && swqe(sq_done_).done)
+		sq_done_++;
+	if (sq_done_ == from)
+		return;
+	// The slots are released before their CQEs appear: a poster that
+	// polls a CQE and posts at once (ib_read_lat, a one-deep SQ, the
+	// completion running on another CPU, e.g. in the SQ poller's send)
+	// must find its slot free. The CQEs are built from the kernel's
+	// copies (swqe), which only the requester refills, under this lock.
+	if (user_)
+		sq_.publish_consumer(sq_done_);
+	else
+		sq_.set_consumer(sq_done_);
+	for (u32 i = from; i != sq_done_; i++)
+		complete_send_locked(swqe(i), b);
+}
+
+// Completes every WQE in both queues with WR_FLUSH_ERR (IBTA 10.3.1 error
+// state). Send WQEs still in the ring are fetched first (unvalidated: only
+// wr_id is used).
+void Qp::flush_locked(sroce_env_batch *b) {
+	// A pending retry timer finds nothing outstanding and does nothing.
+	u32 prod = sq_fetched_;
+	auto p = sq_.producer(sq_done_, sq_fetched_); // never behind what was fetched
+	if (!p.is_error())
+		prod = p.value();
+	for (u32 i = sq_done_; i != prod; i++) {
+		SendWqe &w = swqe(i);
+		if (s32(i - sq_fetched_) >= 0) { // still in the ring: only wr_id is used
+			__builtin_memcpy(&w.wqe, sq_.entry(i), sizeof(w.wqe));
+			w.status = ib::wc_success;
+			w.done = false;
+		}
+		if (!w.done)
+			w.status = ib::wc_wr_flush_err;
+		w.done = true;
+	}
+	sq_fetched_ = sq_next_ = prod;
+	complete_done_locked(b);
+	rd_atomic_out_ = 0;
+	for (u32 i = 0; i < param::max_qp_rd_atom; i++)
+		res_[i].pending = false;
+	ack_deferred_ = false;
+	if (recv_valid_ && in_message_) {
+		// A message half received: its WQE is flushed too.
+		sroce_cqe c{};
+		c.wr_id = recv_.wr_id;
+		c.status = ib::wc_wr_flush_err;
+		c.opcode = ib::wc_recv;
+		c.qp_num = qpn_;
+		post_cqe_locked(*rcq_, c, false, b);
+	}
+	recv_valid_ = in_message_ = false;
+	if (srq_) {
+		if (!dead_)
+			sroce_env_event(b, owner_, ib::ev_qp_last_wqe_reached);
+		return;
+	}
+	auto rp = rq_.producer(rq_consumed_);
+	if (rp.is_error())
+		return;
+	for (; rq_consumed_ != rp.value(); rq_consumed_++) {
+		sroce_wqe w;
+		__builtin_memcpy(&w, rq_.entry(rq_consumed_), sizeof(w));
+		sroce_cqe c{};
+		c.wr_id = w.wr_id;
+		c.status = ib::wc_wr_flush_err;
+		c.opcode = ib::wc_recv;
+		c.qp_num = qpn_;
+		if (!post_cqe_locked(*rcq_, c, false, b))
+			break;
+	}
+	if (user_)
+		rq_.publish_consumer(rq_consumed_);
+	else
+		rq_.set_consumer(rq_consumed_);
 }
 
 } // namespace sroce

@@ -1,6 +1,9 @@
-// Which attributes each QP state transition requires and allows, per QP
-// type (IBTA 11.2.4.2, and what ib_modify_qp_is_ok accepts), as data.
+// QP attributes: which attributes each state transition requires and
+// allows, per QP type (IBTA 11.2.4.2, and what ib_modify_qp_is_ok accepts),
+// as data; and Qp::modify/query, which check and apply them.
 #include "qp_attr.h"
+#include "param.h"
+#include "qp.h"
 
 namespace sroce {
 
@@ -136,6 +139,161 @@ bool qp_transition_ok(u32 cur, u32 next, u32 type, u32 mask) {
 	if ((mask & req) != req)
 		return false;
 	return (mask & ~(req | opt | attr_state)) == 0;
+}
+
+using ktl::Error;
+namespace err = ktl::err;
+
+// ---- attributes ------------------------------------------------------------
+
+ktl::Result<void> Qp::check_modify_locked(const sroce_core_qp_attr &a, u32 mask) const {
+	u32 next = (mask & ib::attr_state) ? a.qp_state : state_;
+	if ((mask & ib::attr_cur_state) && a.cur_qp_state != state_ &&
+	    !(state_ == ib::qps_sqe && a.cur_qp_state == ib::qps_rts))
+		return Error::from_errno(err::inval);
+	if (!qp_transition_ok(state_, next, type_, mask))
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_port) && a.port_num != 1)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_pkey_index) && a.pkey_index >= param::max_pkeys)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_path_mtu) && (a.path_mtu < ib::mtu_256 || a.path_mtu > ib::mtu_4096))
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_max_qp_rd_atomic) && a.max_rd_atomic > param::max_qp_rd_atom)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_max_dest_rd_atomic) && a.max_dest_rd_atomic > param::max_qp_rd_atom)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_timeout) && a.timeout > 31)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_retry_cnt) && a.retry_cnt > 7)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_rnr_retry) && a.rnr_retry > 7)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_min_rnr_timer) && a.min_rnr_timer > 31)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_access_flags) &&
+	    (a.qp_access_flags & ~u32(ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
+				       ib::access::remote_atomic | ib::access::mw_bind)))
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_av) && !a.path)
+		return Error::from_errno(err::inval);
+	if ((mask & ib::attr_dest_qpn) && a.dest_qp_num > ib::qpn_mask)
+		return Error::from_errno(err::inval);
+	return {};
+}
+
+void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_batch *b) {
+	if (mask & ib::attr_access_flags)
+		access_ = a.qp_access_flags;
+	if (mask & ib::attr_pkey_index)
+		pkey_index_ = a.pkey_index;
+	if (mask & ib::attr_port)
+		port_ = a.port_num;
+	if (mask & ib::attr_qkey)
+		qkey_ = a.qkey;
+	if (mask & ib::attr_av) {
+		if (path_)
+			sroce_env_path_put(path_);
+		path_ = a.path;
+		path_info_ = a.path_info;
+		sgid_index_ = a.sgid_index;
+	}
+	if (mask & ib::attr_path_mtu)
+		path_mtu_ = ktl::min(a.path_mtu, ib::mtu_4096 + 0u);
+	if (mask & ib::attr_timeout)
+		timeout_ = a.timeout;
+	if (mask & ib::attr_retry_cnt)
+		retry_cnt_ = a.retry_cnt;
+	if (mask & ib::attr_rnr_retry)
+		rnr_retry_ = a.rnr_retry;
+	if (mask & ib::attr_rq_psn) {
+		epsn_ = a.rq_psn & ib::psn_mask;
+	}
+	if (mask & ib::attr_max_qp_rd_atomic)
+		max_rd_atomic_ = a.max_rd_atomic;
+	if (mask & ib::attr_min_rnr_timer)
+		min_rnr_timer_ = a.min_rnr_timer;
+	if (mask & ib::attr_sq_psn) {
+		psn_ = unacked_psn_ = psn_high_ = a.sq_psn & ib::psn_mask;
+	}
+	if (mask & ib::attr_max_dest_rd_atomic)
+		max_dest_rd_atomic_ = a.max_dest_rd_atomic;
+	if (mask & ib::attr_dest_qpn)
+		dest_qpn_ = a.dest_qp_num;
+	if (mask & ib::attr_en_sqd_async_notify)
+		sqd_notify_ = a.en_sqd_async_notify != 0;
+	if (!(mask & ib::attr_state))
+		return;
+	u32 next = a.qp_state;
+	u32 prev = state_;
+	state_ = next;
+	if (next == ib::qps_reset) {
+		// Everything the QP had is forgotten; rings restart where the
+		// poster's indices are (it is RESET, nothing is in flight).
+		sq_fetched_ = sq_next_ = sq_done_;
+		cur_offset_ = 0;
+		rd_atomic_out_ = 0;
+		rnr_wait_ = timer_armed_ = sq_error_ = false;
+		in_message_ = recv_valid_ = nak_sent_ = drop_message_ = false;
+		for (u32 i = 0; i < param::max_qp_rd_atom; i++)
+			res_[i] = ReadAtomicRes{};
+		res_next_ = res_send_ = 0;
+		ack_deferred_ = false;
+		msn_ = 0;
+	} else if (next == ib::qps_err && prev != ib::qps_err) {
+		flush_locked(b);
+	} else if (next == ib::qps_rts) {
+		retries_left_ = retry_cnt_;
+		rnr_left_ = rnr_retry_;
+		kick_locked(); // WQEs posted before RTS wait for it
+	}
+}
+
+ktl::Result<void> Qp::modify(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b) {
+	// A path MTU above the port's active MTU would send packets the link
+	// drops, and the QP would stall in retries: clamp it, as the port is
+	// now (read before the QP lock: the port lock is not nested in it).
+	sroce_core_qp_attr a = attr;
+	if (mask & ib::attr_path_mtu)
+		a.path_mtu = ktl::min(a.path_mtu, dev_->active_mtu());
+	ktl::Guard g(lock_);
+	auto r = check_modify_locked(a, mask);
+	if (r.is_error()) {
+		if ((mask & ib::attr_av) && a.path)
+			sroce_env_path_put(a.path);
+		return r;
+	}
+	apply_modify_locked(a, mask, b);
+	return {};
+}
+
+void Qp::query(sroce_core_qp_attr *a) {
+	ktl::Guard g(lock_);
+	*a = sroce_core_qp_attr{};
+	a->qp_state = a->cur_qp_state = state_;
+	a->path_mtu = path_mtu_;
+	a->qkey = qkey_;
+	a->rq_psn = epsn_;
+	a->sq_psn = psn_;
+	a->dest_qp_num = dest_qpn_;
+	a->qp_access_flags = access_;
+	a->pkey_index = pkey_index_;
+	a->en_sqd_async_notify = sqd_notify_;
+	a->sq_draining = 0;
+	a->max_rd_atomic = max_rd_atomic_;
+	a->max_dest_rd_atomic = max_dest_rd_atomic_;
+	a->min_rnr_timer = min_rnr_timer_;
+	a->timeout = timeout_;
+	a->retry_cnt = retry_cnt_;
+	a->rnr_retry = rnr_retry_;
+	a->port_num = port_;
+	a->max_send_wr = sq_.size();
+	a->max_recv_wr = srq_ ? 0 : rq_.size();
+	a->max_send_sge = max_send_sge_;
+	a->max_recv_sge = max_recv_sge_;
+	a->max_inline_data = max_inline_;
+	a->path_info = path_info_;
+	a->sgid_index = sgid_index_;
 }
 
 } // namespace sroce

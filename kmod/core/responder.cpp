@@ -398,32 +398,4 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 	execute_locked(rx, b);
 }
 
-// A connected QP takes packets only from its peer's address to its own
-// source GID, as rxe's check_addr: QPN and PSN alone are no secret (`rdma
-// res` shows them), so without this any host on the path, or any local user
-// with a UDP socket, could inject requests or forge ACKs and NAKs. Before
-// RTR there is no peer yet and the state checks drop everything.
-bool Qp::from_peer_locked(const ib::IpUdp &a) const {
-	if (!connected() || !path_)
-		return true;
-	return ktl::mem_equal(a.src, path_info_.dst, 16) && ktl::mem_equal(a.dst, path_info_.src, 16);
-}
-
-void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
-	ktl::Guard g(lock_);
-	if (dead_)
-		return;
-	// The device counted it on arrival (rx.cpp); now the QP is known.
-	counters_.inc(SROCE_CNT_RX_PKTS);
-	counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
-	if (!from_peer_locked(rx.ip.addr)) {
-		count(SROCE_CNT_RX_BAD_ADDR);
-		return;
-	}
-	if (rx.pi.flags & ib::op_response)
-		on_response_locked(rx, b);
-	else
-		on_request_locked(rx, b);
-}
-
 } // namespace sroce

@@ -1,6 +1,8 @@
 // Packet in: IP/UDP and IB headers parsed without reading past the packet,
 // the ICRC checked over the whole packet (fragments included), the QP
-// looked up by number, and the packet handed to it. Every drop is counted.
+// looked up by number, and the packet handed to it (Qp::receive: its
+// address check, then the completer or the responder). Every drop is
+// counted.
 #include "icrc.h"
 #include "qp.h"
 
@@ -99,6 +101,34 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 	}
 	qp->receive(rx, b);
 	sroce_env_pkt_free(pkt);
+}
+
+// A connected QP takes packets only from its peer's address to its own
+// source GID, as rxe's check_addr: QPN and PSN alone are no secret (`rdma
+// res` shows them), so without this any host on the path, or any local user
+// with a UDP socket, could inject requests or forge ACKs and NAKs. Before
+// RTR there is no peer yet and the state checks drop everything.
+bool Qp::from_peer_locked(const ib::IpUdp &a) const {
+	if (!connected() || !path_)
+		return true;
+	return ktl::mem_equal(a.src, path_info_.dst, 16) && ktl::mem_equal(a.dst, path_info_.src, 16);
+}
+
+void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	if (dead_)
+		return;
+	// The device counted it on arrival (rx.cpp); now the QP is known.
+	counters_.inc(SROCE_CNT_RX_PKTS);
+	counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
+	if (!from_peer_locked(rx.ip.addr)) {
+		count(SROCE_CNT_RX_BAD_ADDR);
+		return;
+	}
+	if (rx.pi.flags & ib::op_response)
+		on_response_locked(rx, b);
+	else
+		on_request_locked(rx, b);
 }
 
 } // namespace sroce
