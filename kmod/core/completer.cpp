@@ -376,24 +376,14 @@ void Qp::flush_locked(sroce_env_batch *b) {
 			sroce_env_event(b, owner_, ib::ev_qp_last_wqe_reached);
 		return;
 	}
-	auto rp = rq_.producer(rq_consumed_);
-	if (rp.is_error())
-		return;
-	for (; rq_consumed_ != rp.value(); rq_consumed_++) {
-		sroce_wqe w;
-		__builtin_memcpy(&w, rq_.entry(rq_consumed_), sizeof(w));
+	rq_.flush([&](u64 wr_id) {
 		sroce_cqe c{};
-		c.wr_id = w.wr_id;
+		c.wr_id = wr_id;
 		c.status = ib::wc_wr_flush_err;
 		c.opcode = ib::wc_recv;
 		c.qp_num = qpn_;
-		if (!post_cqe_locked(*rcq_, c, false, b))
-			break;
-	}
-	if (user_)
-		rq_.publish_consumer(rq_consumed_);
-	else
-		rq_.set_consumer(rq_consumed_);
+		return post_cqe_locked(*rcq_, c, false, b);
+	});
 }
 
 } // namespace sroce

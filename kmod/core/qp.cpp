@@ -78,7 +78,7 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	sq_.init(in.sq_ring, in.sq_log_size, in.sq_stride);
 	sq_mask_ = sq_.size() - 1;
 	if (!srq_)
-		rq_.init(in.rq_ring, in.rq_log_size, in.rq_stride);
+		rq_.init(in.rq_ring, in.rq_log_size, in.rq_stride, in.max_recv_sge);
 	sq_priv_stride_ = sq_priv_stride(in.sq_stride);
 	sq_priv_ = static_cast<u8 *>(ktl::zalloc_for(user_, usize(sq_priv_stride_) << in.sq_log_size));
 	res_ = static_cast<ReadAtomicRes *>(ktl::zalloc_for(user_, sizeof(ReadAtomicRes) * param::max_qp_rd_atom));
@@ -188,14 +188,7 @@ ktl::Result<void> Qp::post_recv(const sroce_wqe &wqe, const sroce_sge *sge) {
 		return Error::from_errno(err::inval);
 	if (state_ == ib::qps_reset)
 		return Error::from_errno(err::inval);
-	auto p = rq_.producer(rq_consumed_);
-	if (p.is_error())
-		return p.error();
-	u32 prod = p.value();
-	if (prod - rq_consumed_ >= rq_.size())
-		return Error::from_errno(err::nomem);
-	TRY(write_recv_wqe(rq_.entry(prod), rq_.stride(), max_recv_sge_, wqe, sge));
-	rq_.publish_producer(prod + 1);
+	TRY(rq_.post(wqe, sge));
 	if (state_ == ib::qps_err)
 		kick_locked(); // flushed from work, as ib_drain_rq expects
 	return {};

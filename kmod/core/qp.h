@@ -16,6 +16,7 @@
 #include "packet.h"
 #include "param.h"
 #include "pd.h"
+#include "recv_queue.h"
 #include "ring.h"
 #include "sq_poller.h"
 #include "srq.h"
@@ -49,13 +50,6 @@ inline bool is_atomic(u8 op) { return op == ib::wr_atomic_cmp_swp || op == ib::w
 inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomic(op); }
 inline bool has_imm(u8 op) { return op == ib::wr_send_imm || op == ib::wr_rdma_write_imm; }
 inline bool is_write(u8 op) { return op == ib::wr_rdma_write || op == ib::wr_rdma_write_imm; }
-
-// A receive WQE copied out of the RQ/SRQ ring.
-struct RecvWqe {
-	u64 wr_id = 0;
-	u32 num_sge = 0;
-	sroce_sge sge[param::max_sge];
-};
 
 // A send WQE copied out of the SQ ring plus its transport state.
 struct SendWqe {
@@ -288,9 +282,8 @@ private:
 	CounterBlock counters_;      // this QP's share of the device's counters
 
 	// Receive queue (absent with an SRQ).
-	Ring rq_;
+	RecvQueue rq_;
 	u32 max_recv_sge_ = 0;
-	u32 rq_consumed_ = 0;
 
 	// Responder.
 	u32 epsn_ = 0;               // expected PSN

@@ -85,26 +85,18 @@ void Qp::rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b) {
 }
 
 int Qp::take_recv_locked(sroce_env_batch *b) {
+	int rc = 0;
 	if (srq_) {
-		auto r = srq_->take(recv_, b);
+		rc = ktl::to_rc(srq_->take(recv_, b));
+	} else {
+		auto r = rq_.take(recv_);
 		if (r.is_error())
-			return r.error().errno_value() == err::again ? 1 : r.error().code();
-		recv_valid_ = true;
-		return 0;
+			rc = r.error().code();
 	}
-	auto p = rq_.producer(rq_consumed_);
-	if (p.is_error())
-		return p.error().code();
-	if (p.value() == rq_consumed_)
+	if (rc == -err::again)
 		return 1;
-	auto r = copy_recv_wqe(rq_.entry(rq_consumed_), rq_.stride(), max_recv_sge_, recv_);
-	rq_consumed_++;
-	if (user_)
-		rq_.publish_consumer(rq_consumed_);
-	else
-		rq_.set_consumer(rq_consumed_);
-	if (r.is_error())
-		return r.error().code();
+	if (rc)
+		return rc;
 	recv_valid_ = true;
 	return 0;
 }

@@ -1,3 +1,4 @@
+// Srq: creation, taking and posting receive WQEs, the limit event.
 #include "srq.h"
 #include "ib_enums.h"
 #include "param.h"
@@ -7,26 +8,6 @@ namespace sroce {
 
 using ktl::Error;
 namespace err = ktl::err;
-
-ktl::Result<void> copy_recv_wqe(const u8 *slot, u32 stride, u32 max_sge, RecvWqe &out) {
-	sroce_wqe w;
-	__builtin_memcpy(&w, slot, sizeof(w)); // one read of user memory
-	if (w.num_sge > max_sge || sizeof(sroce_wqe) + usize(w.num_sge) * sizeof(sroce_sge) > stride)
-		return Error::from_errno(err::inval);
-	out.wr_id = w.wr_id;
-	out.num_sge = w.num_sge;
-	__builtin_memcpy(out.sge, slot + sizeof(sroce_wqe), usize(w.num_sge) * sizeof(sroce_sge));
-	return {};
-}
-
-ktl::Result<void> write_recv_wqe(u8 *slot, u32 stride, u32 max_sge, const sroce_wqe &wqe, const sroce_sge *sge) {
-	if (wqe.num_sge > max_sge || sizeof(sroce_wqe) + usize(wqe.num_sge) * sizeof(sroce_sge) > stride)
-		return Error::from_errno(err::inval);
-	__builtin_memcpy(slot, &wqe, sizeof(wqe));
-	if (wqe.num_sge) // a receive without SGEs (ib_drain_rq's) may come with none
-		__builtin_memcpy(slot + sizeof(sroce_wqe), sge, usize(wqe.num_sge) * sizeof(sroce_sge));
-	return {};
-}
 
 ktl::Result<ktl::RefPtr<Srq>> Srq::create(Device &dev, const sroce_core_srq_init &init) {
 	if (!init.pd || !init.ring || init.log_size > 31 || (1u << init.log_size) > param::max_srq_wr ||
@@ -53,7 +34,7 @@ ktl::Result<void> Srq::init(const sroce_core_srq_init &init) {
 	user_ = init.user != 0;
 	max_sge_ = init.max_sge;
 	limit_ = init.srq_limit;
-	ring_.init(init.ring, init.log_size, init.stride);
+	rq_.init(init.ring, init.log_size, init.stride, init.max_sge);
 	return {};
 }
 
@@ -67,20 +48,16 @@ ktl::Result<void> Srq::take(RecvWqe &out, sroce_env_batch *b) {
 	ktl::Guard g(lock_);
 	if (error_)
 		return Error::from_errno(err::proto);
-	auto prod = ring_.producer(consumed_);
-	if (prod.is_error()) {
-		error_ = true;
-		if (!dead_)
-			sroce_env_event(b, owner_, ib::ev_srq_err);
-		return prod.error();
+	auto r = rq_.take(out);
+	if (r.is_error()) {
+		if (r.error().errno_value() == err::proto) {
+			error_ = true;
+			if (!dead_)
+				sroce_env_event(b, owner_, ib::ev_srq_err);
+		}
+		return r.error(); // -EINVAL: the WQE is consumed, the caller completes it in error
 	}
-	u32 posted = prod.value() - consumed_;
-	if (posted == 0)
-		return Error::from_errno(err::again);
-	auto r = copy_recv_wqe(ring_.entry(consumed_), ring_.stride(), max_sge_, out);
-	ring_.publish_consumer(++consumed_);
-	if (r.is_error())
-		return r.error(); // the WQE is consumed: the caller completes it in error
+	u32 posted = r.value();
 	if (limit_ && posted - 1 < limit_) {
 		limit_ = 0; // one event per arm (IBTA 10.2.9.3)
 		if (!dead_)
@@ -93,16 +70,12 @@ ktl::Result<void> Srq::post(const sroce_wqe &wqe, const sroce_sge *sge) {
 	ktl::Guard g(lock_);
 	if (user_)
 		return Error::from_errno(err::inval);
-	if (kprod_ - consumed_ >= ring_.size())
-		return Error::from_errno(err::nomem);
-	TRY(write_recv_wqe(ring_.entry(kprod_), ring_.stride(), max_sge_, wqe, sge));
-	ring_.publish_producer(++kprod_);
-	return {};
+	return rq_.post(wqe, sge);
 }
 
 ktl::Result<void> Srq::set_limit(u32 limit) {
 	ktl::Guard g(lock_);
-	if (limit > ring_.size())
+	if (limit > rq_.size())
 		return Error::from_errno(err::inval);
 	limit_ = limit;
 	return {};
@@ -110,7 +83,7 @@ ktl::Result<void> Srq::set_limit(u32 limit) {
 
 void Srq::query(u32 *max_wr, u32 *max_sge, u32 *limit) {
 	ktl::Guard g(lock_);
-	*max_wr = ring_.size();
+	*max_wr = rq_.size();
 	*max_sge = max_sge_;
 	*limit = limit_;
 }

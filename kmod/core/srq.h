@@ -1,14 +1,13 @@
-// Srq: a shared receive queue. QPs take one receive WQE at the first packet
-// of each message, under the SRQ's lock; the limit event fires once when
-// the number of posted WQEs drops below the armed limit.
+// Srq: a shared receive queue: a RecvQueue under its own lock, which QPs
+// take one receive WQE from at the first packet of each message. A corrupt
+// ring puts it in error; the limit event fires once when the number of
+// posted WQEs drops below the armed limit.
 #pragma once
 #include "cq.h"
 #include "pd.h"
-#include "ring.h"
+#include "recv_queue.h"
 
 namespace sroce {
-
-struct RecvWqe;
 
 class Srq : public ktl::RefCounted<Srq> {
 public:
@@ -39,19 +38,10 @@ private:
 	bool user_ = false;
 	u32 max_sge_ = 0;
 	ktl::SpinLock lock_{SROCE_LOCK_SRQ};
-	Ring ring_;          // guarded by lock_
-	u32 consumed_ = 0;   // guarded by lock_
-	u32 kprod_ = 0;      // guarded by lock_: kernel SRQs, our producer
+	RecvQueue rq_;       // guarded by lock_
 	u32 limit_ = 0;      // guarded by lock_: 0 = disarmed
 	bool error_ = false; // guarded by lock_
 	bool dead_ = false;  // guarded by lock_
 };
-
-// Copies a receive WQE (header + SGEs) out of ring memory into kernel
-// memory, validating num_sge against the queue's own limit. Shared by the
-// RQ and the SRQ.
-ktl::Result<void> copy_recv_wqe(const u8 *slot, u32 stride, u32 max_sge, RecvWqe &out);
-// Writes a receive WQE into a kernel ring slot.
-ktl::Result<void> write_recv_wqe(u8 *slot, u32 stride, u32 max_sge, const sroce_wqe &wqe, const sroce_sge *sge);
 
 } // namespace sroce
