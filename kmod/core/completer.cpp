@@ -21,14 +21,14 @@ void Qp::fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b) {
 
 // Forward progress: the retry counters start over (IBTA 9.7.6.1.3).
 void Qp::progress_locked() {
-	retries_left_ = retry_cnt_;
-	rnr_left_ = rnr_retry_;
+	comp_.retries_left = retry_cnt_;
+	comp_.rnr_left = rnr_retry_;
 }
 
 void Qp::restart_retry_timer_locked() {
-	if (psn_ == unacked_psn_)
+	if (req_.psn == comp_.unacked_psn)
 		return; // a pending timer finds nothing outstanding
-	timer_armed_ = false;
+	comp_.timer_armed = false;
 	arm_retry_timer_locked();
 }
 
@@ -36,8 +36,8 @@ void Qp::restart_retry_timer_locked() {
 // ATOMIC covered by the ACK whose data never came lost its response: it
 // is asked again from where its data stopped.
 void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
-	u32 before = unacked_psn_;
-	for (u32 i = sq_done_; i != sq_fetched_; i++) {
+	u32 before = comp_.unacked_psn;
+	for (u32 i = comp_.sq_done; i != req_.sq_fetched; i++) {
 		SendWqe &w = swqe(i);
 		if (!w.started || psn_diff(w.first_psn, psn) > 0)
 			break;
@@ -47,11 +47,11 @@ void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
 			// Once per WQE until a timeout: every packet of a later
 			// response burst says the same, and each resend restarts
 			// the responder's stream.
-			if (psn_diff(w.last_psn, psn) <= 0 && !resp_gap_retried_) {
-				resp_gap_retried_ = true;
-				rewind_locked(unacked_psn_);
+			if (psn_diff(w.last_psn, psn) <= 0 && !comp_.resp_gap_retried) {
+				comp_.resp_gap_retried = true;
+				rewind_locked(comp_.unacked_psn);
 			}
-			if (unacked_psn_ != before)
+			if (comp_.unacked_psn != before)
 				progress_locked();
 			complete_done_locked(b);
 			return;
@@ -59,11 +59,11 @@ void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
 		if (psn_diff(w.last_psn, psn) > 0)
 			break; // an ACK for the middle of a multi-packet message
 		w.done = true;
-		unacked_psn_ = psn_add(w.last_psn, 1); // a READ behind resumes here
+		comp_.unacked_psn = psn_add(w.last_psn, 1); // a READ behind resumes here
 	}
-	if (psn_diff(psn_add(psn, 1), unacked_psn_) > 0)
-		unacked_psn_ = psn_add(psn, 1);
-	if (unacked_psn_ != before)
+	if (psn_diff(psn_add(psn, 1), comp_.unacked_psn) > 0)
+		comp_.unacked_psn = psn_add(psn, 1);
+	if (comp_.unacked_psn != before)
 		progress_locked();
 	complete_done_locked(b);
 }
@@ -73,22 +73,22 @@ void Qp::on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b) {
 	u32 psn = pi.hdr.bth.psn;
 	// Everything before the NAKed PSN was received (implicit ACK).
 	on_ack_psn_locked(psn_add(psn, ib::psn_mask), b);
-	if (state_ == ib::qps_err || sq_done_ == sq_fetched_)
+	if (state_ == ib::qps_err || comp_.sq_done == req_.sq_fetched)
 		return;
-	SendWqe &w = swqe(sq_done_);
+	SendWqe &w = swqe(comp_.sq_done);
 	if (a.is_rnr_nak()) {
 		if (rnr_retry_ != 7) { // 7: retry forever
-			if (rnr_left_ == 0) {
+			if (comp_.rnr_left == 0) {
 				count(SROCE_CNT_RNR_RETRY_EXCEEDED);
 				fail_send_locked(w, ib::wc_rnr_retry_exc_err, b);
 				return;
 			}
-			rnr_left_--;
+			comp_.rnr_left--;
 		}
 		rewind_locked(psn);
-		rnr_wait_ = true;
+		comp_.rnr_wait = true;
 		u64 ns = u64(ib::rnr_timer_us(a.rnr_timer())) * 1000;
-		timer_armed_ = true;
+		comp_.timer_armed = true;
 		sroce_env_timer_arm(timer_, ns < param::rnr_wait_floor_ns ? param::rnr_wait_floor_ns : ns);
 		return;
 	}
@@ -154,21 +154,21 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// came before the resend had passed it, nothing else ever came: every
 	// timeout resent the same window until RETRY_EXC_ERR (82-netem on 6.12,
 	// loss 1%: 8 timeouts in a row, thousands of duplicates).
-	if (psn_diff(psn, unacked_psn_) < -1 || psn_diff(psn, psn_high_) >= 0)
+	if (psn_diff(psn, comp_.unacked_psn) < -1 || psn_diff(psn, req_.psn_high) >= 0)
 		return;
 	if (nak) {
 		// A NAK names the request that failed. One for a PSN already
 		// acknowledged answers a duplicate of a finished request (the
 		// responder re-executed a replayed READ, say): it is stale, and
 		// failing the oldest WQE with it would blame an innocent one.
-		if (psn_diff(psn, unacked_psn_) < 0)
+		if (psn_diff(psn, comp_.unacked_psn) < 0)
 			return;
 		on_nak_locked(pi, b);
 	} else if (pi.flags & (ib::op_read | ib::op_atomic))
 		on_data_response_locked(rx, b);
 	else
 		on_ack_psn_locked(psn, b);
-	if (state_ == ib::qps_err || rnr_wait_)
+	if (state_ == ib::qps_err || comp_.rnr_wait)
 		return;
 	catch_up_locked();
 	// A rewind above is sent at once; the window may have opened.
@@ -183,12 +183,12 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// Earlier SEND/WRITEs are acknowledged by this response; then it must
 	// be the very PSN we wait for (responses in order only).
 	on_ack_psn_locked(psn_add(psn, ib::psn_mask), b);
-	if (state_ == ib::qps_err || sq_done_ == sq_fetched_)
+	if (state_ == ib::qps_err || comp_.sq_done == req_.sq_fetched)
 		return;
-	SendWqe &w = swqe(sq_done_);
+	SendWqe &w = swqe(comp_.sq_done);
 	bool atomic_resp = pi.flags & ib::op_atomic;
 	bool read_wqe = w.wqe.opcode == ib::wr_rdma_read;
-	s32 ahead = psn_diff(psn, unacked_psn_);
+	s32 ahead = psn_diff(psn, comp_.unacked_psn);
 	if (ahead < 0)
 		return; // a duplicate
 	if (!w.started || psn_diff(psn, w.first_psn) < 0 || psn_diff(psn, w.last_psn) > 0 ||
@@ -200,8 +200,8 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	if (ahead > 0) {
 		// A reordered READ response beyond a gap: placed now, remembered,
 		// counted when the gap fills.
-		if (u32(ahead) <= 64 && !(ooo_mask_ >> (ahead - 1) & 1) && place_read_response_locked(rx, w, b))
-			ooo_mask_ |= 1ull << (ahead - 1);
+		if (u32(ahead) <= 64 && !(comp_.ooo_mask >> (ahead - 1) & 1) && place_read_response_locked(rx, w, b))
+			comp_.ooo_mask |= 1ull << (ahead - 1);
 		if (state_ != ib::qps_err)
 			resend_read_gap_locked(u32(ahead));
 		return;
@@ -218,62 +218,62 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	}
 	u32 answered_before = wqe_requests_answered(w, u32(psn_diff(psn, w.first_psn)));
-	unacked_psn_ = psn_add(psn, 1);
-	while (ooo_mask_ & 1) {
-		ooo_mask_ >>= 1;
-		unacked_psn_ = psn_add(unacked_psn_, 1);
+	comp_.unacked_psn = psn_add(psn, 1);
+	while (comp_.ooo_mask & 1) {
+		comp_.ooo_mask >>= 1;
+		comp_.unacked_psn = psn_add(comp_.unacked_psn, 1);
 	}
-	ooo_mask_ >>= 1;
+	comp_.ooo_mask >>= 1;
 	// Each READ request whose last response arrived frees a slot.
-	u32 freed = wqe_requests_answered(w, u32(psn_diff(unacked_psn_, w.first_psn))) - answered_before;
-	rd_atomic_out_ -= ktl::min(freed, rd_atomic_out_);
-	if (psn_diff(unacked_psn_, w.last_psn) > 0) {
+	u32 freed = wqe_requests_answered(w, u32(psn_diff(comp_.unacked_psn, w.first_psn))) - answered_before;
+	req_.rd_atomic_out -= ktl::min(freed, req_.rd_atomic_out);
+	if (psn_diff(comp_.unacked_psn, w.last_psn) > 0) {
 		w.done = true;
-		ooo_mask_ = 0;
-		resp_gap_retried_ = false;
+		comp_.ooo_mask = 0;
+		comp_.resp_gap_retried = false;
 	}
 	progress_locked();
 	complete_done_locked(b);
 }
 
-// The response at unacked_psn_ is missing and later ones of the same
+// The response at comp_.unacked_psn is missing and later ones of the same
 // stream keep coming: it was lost (the responder streams in order). Ask for
 // the READ again from there now, once per gap, rather than wait for the
 // retry timer: with loss, every lost response cost a timeout (268 ms at
 // sroce_integrity's timeout 16) and a READ of 128 packets at 10% loss a
 // dozen of them. No retry is spent: the responder is alive.
 void Qp::resend_read_gap_locked(u32 ahead) {
-	if (ahead < param::read_gap_resend_after || (read_gap_resent_ && read_gap_psn_ == unacked_psn_))
+	if (ahead < param::read_gap_resend_after || (comp_.read_gap_resent && comp_.read_gap_psn == comp_.unacked_psn))
 		return;
-	read_gap_resent_ = true;
-	read_gap_psn_ = unacked_psn_;
+	comp_.read_gap_resent = true;
+	comp_.read_gap_psn = comp_.unacked_psn;
 	count(SROCE_CNT_READ_GAP_RESENDS);
-	rewind_locked(unacked_psn_);
+	rewind_locked(comp_.unacked_psn);
 }
 
 void Qp::on_timeout_locked(sroce_env_batch *b) {
 	if (state_ != ib::qps_rts && state_ != ib::qps_sqd)
 		return;
-	if (rnr_wait_) {
-		rnr_wait_ = false;
+	if (comp_.rnr_wait) {
+		comp_.rnr_wait = false;
 		requester_run_locked(b);
 		return;
 	}
-	if (sq_done_ == sq_fetched_)
+	if (comp_.sq_done == req_.sq_fetched)
 		return;
-	if (psn_ == unacked_psn_) { // rewound but not yet sent: no retry spent
+	if (req_.psn == comp_.unacked_psn) { // rewound but not yet sent: no retry spent
 		requester_run_locked(b);
 		return;
 	}
 	count(SROCE_CNT_RETRANS_TIMEOUTS);
-	if (retries_left_ == 0) {
+	if (comp_.retries_left == 0) {
 		count(SROCE_CNT_RETRY_EXCEEDED);
-		fail_send_locked(swqe(sq_done_), ib::wc_retry_exc_err, b);
+		fail_send_locked(swqe(comp_.sq_done), ib::wc_retry_exc_err, b);
 		return;
 	}
-	retries_left_--;
-	resp_gap_retried_ = false;
-	rewind_locked(unacked_psn_);
+	comp_.retries_left--;
+	comp_.resp_gap_retried = false;
+	rewind_locked(comp_.unacked_psn);
 	requester_run_locked(b);
 	arm_retry_timer_locked();
 }
@@ -317,10 +317,10 @@ void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
 
 // Completes every send WQE that is done, in order, releasing its SQ slot.
 void Qp::complete_done_locked(sroce_env_batch *b) {
-	u32 from = sq_done_;
-	while (sq_done_ != sq_fetched_ && swqe(sq_done_).done)
-		sq_done_++;
-	if (sq_done_ == from)
+	u32 from = comp_.sq_done;
+	while (comp_.sq_done != req_.sq_fetched && swqe(comp_.sq_done).done)
+		comp_.sq_done++;
+	if (comp_.sq_done == from)
 		return;
 	// The slots are released before their CQEs appear: a poster that
 	// polls a CQE and posts at once (ib_read_lat, a one-deep SQ, the
@@ -328,10 +328,10 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 	// must find its slot free. The CQEs are built from the kernel's
 	// copies (swqe), which only the requester refills, under this lock.
 	if (user_)
-		sq_.publish_consumer(sq_done_);
+		sq_.publish_consumer(comp_.sq_done);
 	else
-		sq_.set_consumer(sq_done_);
-	for (u32 i = from; i != sq_done_; i++)
+		sq_.set_consumer(comp_.sq_done);
+	for (u32 i = from; i != comp_.sq_done; i++)
 		complete_send_locked(swqe(i), b);
 }
 
@@ -340,13 +340,13 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 // wr_id is used).
 void Qp::flush_locked(sroce_env_batch *b) {
 	// A pending retry timer finds nothing outstanding and does nothing.
-	u32 prod = sq_fetched_;
-	auto p = sq_.producer(sq_done_, sq_fetched_); // never behind what was fetched
+	u32 prod = req_.sq_fetched;
+	auto p = sq_.producer(comp_.sq_done, req_.sq_fetched); // never behind what was fetched
 	if (!p.is_error())
 		prod = p.value();
-	for (u32 i = sq_done_; i != prod; i++) {
+	for (u32 i = comp_.sq_done; i != prod; i++) {
 		SendWqe &w = swqe(i);
-		if (s32(i - sq_fetched_) >= 0) { // still in the ring: only wr_id is used
+		if (s32(i - req_.sq_fetched) >= 0) { // still in the ring: only wr_id is used
 			__builtin_memcpy(&w.wqe, sq_.entry(i), sizeof(w.wqe));
 			w.status = ib::wc_success;
 			w.done = false;
@@ -355,28 +355,28 @@ void Qp::flush_locked(sroce_env_batch *b) {
 			w.status = ib::wc_wr_flush_err;
 		w.done = true;
 	}
-	sq_fetched_ = sq_next_ = prod;
+	req_.sq_fetched = req_.sq_next = prod;
 	complete_done_locked(b);
-	rd_atomic_out_ = 0;
+	req_.rd_atomic_out = 0;
 	for (u32 i = 0; i < param::max_qp_rd_atom; i++)
-		res_[i].pending = false;
-	ack_deferred_ = false;
-	if (recv_valid_ && in_message_) {
+		resp_.res[i].pending = false;
+	resp_.ack_deferred = false;
+	if (recvq_.valid && resp_.in_message) {
 		// A message half received: its WQE is flushed too.
 		sroce_cqe c{};
-		c.wr_id = recv_.wr_id;
+		c.wr_id = recvq_.wqe.wr_id;
 		c.status = ib::wc_wr_flush_err;
 		c.opcode = ib::wc_recv;
 		c.qp_num = qpn_;
 		post_cqe_locked(*rcq_, c, false, b);
 	}
-	recv_valid_ = in_message_ = false;
-	if (srq_) {
+	recvq_.valid = resp_.in_message = false;
+	if (recvq_.srq) {
 		if (!dead_)
 			sroce_env_event(b, owner_, ib::ev_qp_last_wqe_reached);
 		return;
 	}
-	rq_.flush([&](u64 wr_id) {
+	recvq_.rq.flush([&](u64 wr_id) {
 		sroce_cqe c{};
 		c.wr_id = wr_id;
 		c.status = ib::wc_wr_flush_err;

@@ -71,20 +71,20 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	scq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(in.send_cq));
 	rcq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(in.recv_cq));
 	if (in.srq)
-		srq_ = ktl::RefPtr<Srq>(reinterpret_cast<Srq *>(in.srq));
+		recvq_.srq = ktl::RefPtr<Srq>(reinterpret_cast<Srq *>(in.srq));
 	max_send_sge_ = in.max_send_sge;
-	max_recv_sge_ = in.max_recv_sge;
+	recvq_.max_sge = in.max_recv_sge;
 	max_inline_ = in.max_inline_data;
 	sq_.init(in.sq_ring, in.sq_log_size, in.sq_stride);
 	sq_mask_ = sq_.size() - 1;
-	if (!srq_)
-		rq_.init(in.rq_ring, in.rq_log_size, in.rq_stride, in.max_recv_sge);
+	if (!recvq_.srq)
+		recvq_.rq.init(in.rq_ring, in.rq_log_size, in.rq_stride, in.max_recv_sge);
 	sq_priv_stride_ = sq_priv_stride(in.sq_stride);
 	sq_priv_ = static_cast<u8 *>(ktl::zalloc_for(user_, usize(sq_priv_stride_) << in.sq_log_size));
-	res_ = static_cast<ReadAtomicRes *>(ktl::zalloc_for(user_, sizeof(ReadAtomicRes) * param::max_qp_rd_atom));
+	resp_.res = static_cast<ReadAtomicRes *>(ktl::zalloc_for(user_, sizeof(ReadAtomicRes) * param::max_qp_rd_atom));
 	timer_ = sroce_env_timer_create(on_timer, this);
 	work_ = sroce_env_work_create(on_work, this);
-	if (!sq_priv_ || !res_ || !timer_ || !work_)
+	if (!sq_priv_ || !resp_.res || !timer_ || !work_)
 		return Error::from_errno(err::nomem);
 	if (type_ == ib::qpt_gsi) {
 		TRY(dev_->qps().insert_at(param::gsi_qpn, this));
@@ -112,7 +112,7 @@ Qp::~Qp() {
 	sroce_env_timer_destroy(timer_);
 	sroce_env_work_destroy(work_);
 	sroce_env_free(sq_priv_);
-	sroce_env_free(res_);
+	sroce_env_free(resp_.res);
 	if (path_)
 		sroce_env_path_put(path_);
 	dev_->counts().qps.put();
@@ -156,11 +156,11 @@ ktl::Result<void> Qp::post_send(const sroce_wqe &wqe, const sroce_sge *sge, cons
 		return Error::from_errno(err::inval);
 	if (state_ == ib::qps_reset || state_ == ib::qps_init || state_ == ib::qps_rtr)
 		return Error::from_errno(err::inval);
-	auto p = sq_.producer(sq_done_);
+	auto p = sq_.producer(comp_.sq_done);
 	if (p.is_error())
 		return p.error();
 	u32 prod = p.value();
-	if (prod - sq_done_ >= sq_.size())
+	if (prod - comp_.sq_done >= sq_.size())
 		return Error::from_errno(err::nomem);
 	u8 *slot = sq_.entry(prod);
 	sroce_wqe w = wqe;
@@ -184,11 +184,11 @@ ktl::Result<void> Qp::post_send(const sroce_wqe &wqe, const sroce_sge *sge, cons
 
 ktl::Result<void> Qp::post_recv(const sroce_wqe &wqe, const sroce_sge *sge) {
 	ktl::Guard g(lock_);
-	if (user_ || srq_)
+	if (user_ || recvq_.srq)
 		return Error::from_errno(err::inval);
 	if (state_ == ib::qps_reset)
 		return Error::from_errno(err::inval);
-	TRY(rq_.post(wqe, sge));
+	TRY(recvq_.rq.post(wqe, sge));
 	if (state_ == ib::qps_err)
 		kick_locked(); // flushed from work, as ib_drain_rq expects
 	return {};
@@ -227,21 +227,21 @@ void Qp::snapshot(sroce_core_qp_view *s) {
 	s->state = state_;
 	s->type = type_;
 	s->dest_qpn = dest_qpn_;
-	s->sq_psn = psn_;
-	s->sq_unacked_psn = unacked_psn_;
-	s->rq_psn = epsn_;
-	s->msn = msn_;
-	s->sq_wqes = sq_fetched_ - sq_done_;
-	s->rd_atomic_out = rd_atomic_out_;
+	s->sq_psn = req_.psn;
+	s->sq_unacked_psn = comp_.unacked_psn;
+	s->rq_psn = resp_.epsn;
+	s->msn = resp_.msn;
+	s->sq_wqes = req_.sq_fetched - comp_.sq_done;
+	s->rd_atomic_out = req_.rd_atomic_out;
 	s->rd_atomic_max = max_rd_atomic_;
-	s->responses_pending = res_next_ - res_send_;
-	s->retries_left = retries_left_;
-	s->rnr_retries_left = rnr_left_;
+	s->responses_pending = resp_.res_next - resp_.res_send;
+	s->retries_left = comp_.retries_left;
+	s->rnr_retries_left = comp_.rnr_left;
 	s->retry_cnt = retry_cnt_;
 	s->rnr_retry = rnr_retry_;
 	s->timeout = timeout_;
-	s->rnr_wait = rnr_wait_;
-	s->timer_armed = timer_armed_;
+	s->rnr_wait = comp_.rnr_wait;
+	s->timer_armed = comp_.timer_armed;
 	s->retrans_pkts = counters_.get(SROCE_CNT_RETRANS_PKTS);
 	s->retrans_timeouts = counters_.get(SROCE_CNT_RETRANS_TIMEOUTS);
 }
@@ -269,7 +269,7 @@ void Qp::on_work(void *arg, sroce_env_batch *b) {
 void Qp::on_timer(void *arg, sroce_env_batch *b) {
 	Qp *qp = static_cast<Qp *>(arg);
 	ktl::Guard g(qp->lock_);
-	qp->timer_armed_ = false;
+	qp->comp_.timer_armed = false;
 	if (qp->dead_)
 		return;
 	qp->on_timeout_locked(b);

@@ -100,6 +100,72 @@ struct ReadAtomicRes {
 	u64 orig = 0;
 };
 
+// The requester's state (requester.cpp), under the QP lock: what was
+// fetched from the SQ and how far sending got.
+struct RequesterState {
+	u32 sq_fetched = 0;          // WQEs copied out of the ring
+	u32 sq_next = 0;             // WQE the requester is sending
+	u64 cur_offset = 0;          // bytes of sq_next already sent
+	u32 psn = 0;                 // next PSN to send
+	u32 psn_high = 0;            // next PSN never sent: responses below it count, sends below it are resends
+	u32 rd_atomic_out = 0;       // outstanding READ/ATOMIC requests
+	u32 pkts_since_ack_req = 0;
+};
+
+// The completer's state (completer.cpp), under the QP lock: what was
+// acknowledged and completed, and the retry machinery.
+struct CompleterState {
+	u32 sq_done = 0;             // oldest WQE not yet completed (= published consumer)
+	u32 unacked_psn = 0;         // oldest PSN not yet acknowledged
+	u64 ooo_mask = 0;            // READ responses received beyond unacked_psn + 1
+	u32 retries_left = 0;
+	u32 rnr_left = 0;
+	bool rnr_wait = false;       // holding off after an RNR NAK
+	// A later response already made us ask again for the READ/ATOMIC we
+	// wait for: the rest of that burst must not ask again per packet.
+	bool resp_gap_retried = false;
+	// A READ response gap at read_gap_psn was asked for again: further
+	// responses beyond that same gap must not ask again.
+	bool read_gap_resent = false;
+	u32 read_gap_psn = 0;
+	bool timer_armed = false;
+};
+
+// The responder's state (responder.cpp, read_atomic.cpp), under the QP
+// lock: the expected PSN, the message in progress, the READ/ATOMIC replay
+// slots.
+struct ResponderState {
+	u32 epsn = 0;                // expected PSN
+	u32 msn = 0;                 // messages completed (24 bits)
+	bool nak_sent = false;       // a PSN-sequence NAK is outstanding
+	u32 nak_high_psn = 0;        // since that NAK: the newest PSN seen ahead of the expected one
+	u32 nak_prev_psn = 0;        // the last PSN seen ahead of the expected one
+	bool in_message = false;     // between a FIRST and its LAST
+	u32 recv_offset = 0;         // bytes placed of the current message
+	u32 msg_op = 0;              // op_send or op_write: the message in progress
+	u64 write_va = 0;            // RDMA WRITE in progress
+	u32 write_rkey = 0;
+	u32 write_len = 0;
+	bool drop_message = false;   // UC: skip packets until the next FIRST/ONLY
+	u32 msg_imm_data = 0;
+	ReadAtomicRes *res = nullptr; // param::max_qp_rd_atom entries, a ring
+	u32 res_next = 0;            // next slot to fill (free-running)
+	u32 res_send = 0;            // oldest slot with responses to send
+	bool ack_deferred = false;   // an ACK waits behind pending responses
+	u32 ack_deferred_psn = 0;
+};
+
+// Where the responder takes receive WQEs from, the QP's side of a receive
+// queue owner: its own RQ, or the SRQ it shares (an RSS work queue later);
+// and the WQE the message in progress holds.
+struct QpRecv {
+	RecvQueue rq;                // absent with an SRQ
+	ktl::RefPtr<Srq> srq;        // set at creation, never changed
+	u32 max_sge = 0;
+	RecvWqe wqe;
+	bool valid = false;          // wqe is held by the message in progress
+};
+
 class Qp : public ktl::RefCounted<Qp>, public SqPollTarget {
 public:
 	static ktl::Result<ktl::RefPtr<Qp>> create(Device &dev, const sroce_core_qp_init &init);
@@ -220,7 +286,6 @@ private:
 	ktl::RefPtr<Pd> pd_;
 	ktl::RefPtr<CompletionQueue> scq_;
 	ktl::RefPtr<CompletionQueue> rcq_;
-	ktl::RefPtr<Srq> srq_;
 	void *owner_ = nullptr;
 	u32 qpn_ = 0;
 	u32 type_ = 0;
@@ -232,6 +297,7 @@ private:
 	ktl::SpinLock lock_{SROCE_LOCK_QP};
 	// Everything below is guarded by lock_.
 	bool dead_ = false;
+	// Attributes (qp_attr.cpp: modify, query).
 	u32 state_ = ib::qps_reset;
 	u32 path_mtu_ = ib::mtu_1024;
 	u32 qkey_ = 0;
@@ -250,63 +316,19 @@ private:
 	sroce_env_path *path_ = nullptr;
 	sroce_core_path_info path_info_{};
 
-	// Send queue.
+	// Send queue: the ring and the kernel's copies of its WQEs.
 	Ring sq_;
 	u32 sq_mask_ = 0;
 	u32 max_send_sge_ = 0;
 	u32 max_inline_ = 0;
 	u8 *sq_priv_ = nullptr;      // SendWqe copies, one per SQ slot
 	u32 sq_priv_stride_ = 0;
-	u32 sq_fetched_ = 0;         // WQEs copied out of the ring
-	u32 sq_next_ = 0;            // WQE the requester is sending
-	u32 sq_done_ = 0;            // oldest WQE not yet completed (= published consumer)
-	u64 cur_offset_ = 0;         // bytes of sq_next_ already sent
-	u32 psn_ = 0;                // next PSN to send
-	u32 unacked_psn_ = 0;        // oldest PSN not yet acknowledged
-	u32 rd_atomic_out_ = 0;      // outstanding READ/ATOMIC requests
-	u64 ooo_mask_ = 0;           // READ responses received beyond unacked_psn_ + 1
-	u32 retries_left_ = 0;
-	u32 rnr_left_ = 0;
-	bool rnr_wait_ = false;      // holding off after an RNR NAK
-	// A later response already made us ask again for the READ/ATOMIC we
-	// wait for: the rest of that burst must not ask again per packet.
-	bool resp_gap_retried_ = false;
-	// A READ response gap at read_gap_psn_ was asked for again: further
-	// responses beyond that same gap must not ask again.
-	bool read_gap_resent_ = false;
-	u32 read_gap_psn_ = 0;
-	bool timer_armed_ = false;
-	bool sq_error_ = false;
-	u32 pkts_since_ack_req_ = 0;
-	u32 psn_high_ = 0;           // next PSN never sent: responses below it count, sends below it are resends
 	CounterBlock counters_;      // this QP's share of the device's counters
 
-	// Receive queue (absent with an SRQ).
-	RecvQueue rq_;
-	u32 max_recv_sge_ = 0;
-
-	// Responder.
-	u32 epsn_ = 0;               // expected PSN
-	u32 msn_ = 0;                // messages completed (24 bits)
-	bool nak_sent_ = false;      // a PSN-sequence NAK is outstanding
-	u32 nak_high_psn_ = 0;       // since that NAK: the newest PSN seen ahead of the expected one
-	u32 nak_prev_psn_ = 0;       // the last PSN seen ahead of the expected one
-	bool in_message_ = false;    // between a FIRST and its LAST
-	bool recv_valid_ = false;    // recv_ holds a receive WQE for this message
-	RecvWqe recv_;
-	u32 recv_offset_ = 0;        // bytes placed of the current message
-	u32 msg_op_ = 0;             // op_send or op_write: the message in progress
-	u64 write_va_ = 0;           // RDMA WRITE in progress
-	u32 write_rkey_ = 0;
-	u32 write_len_ = 0;
-	bool drop_message_ = false;  // UC: skip packets until the next FIRST/ONLY
-	bool msg_imm_ = false;
-	u32 msg_imm_data_ = 0;
-	ReadAtomicRes *res_ = nullptr; // param::max_qp_rd_atom entries, a ring
-	u32 res_next_ = 0;           // next slot to fill (free-running)
-	u32 res_send_ = 0;           // oldest slot with responses to send
-	bool ack_deferred_ = false;  // an ACK waits behind pending responses
-	u32 ack_deferred_psn_ = 0;
+	RequesterState req_;
+	CompleterState comp_;
+	ResponderState resp_;
+	QpRecv recvq_;
 
 	sroce_env_timer *timer_ = nullptr;
 	sroce_env_work *work_ = nullptr;

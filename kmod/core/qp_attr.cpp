@@ -207,14 +207,14 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 	if (mask & ib::attr_rnr_retry)
 		rnr_retry_ = a.rnr_retry;
 	if (mask & ib::attr_rq_psn) {
-		epsn_ = a.rq_psn & ib::psn_mask;
+		resp_.epsn = a.rq_psn & ib::psn_mask;
 	}
 	if (mask & ib::attr_max_qp_rd_atomic)
 		max_rd_atomic_ = a.max_rd_atomic;
 	if (mask & ib::attr_min_rnr_timer)
 		min_rnr_timer_ = a.min_rnr_timer;
 	if (mask & ib::attr_sq_psn) {
-		psn_ = unacked_psn_ = psn_high_ = a.sq_psn & ib::psn_mask;
+		req_.psn = comp_.unacked_psn = req_.psn_high = a.sq_psn & ib::psn_mask;
 	}
 	if (mask & ib::attr_max_dest_rd_atomic)
 		max_dest_rd_atomic_ = a.max_dest_rd_atomic;
@@ -230,21 +230,21 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 	if (next == ib::qps_reset) {
 		// Everything the QP had is forgotten; rings restart where the
 		// poster's indices are (it is RESET, nothing is in flight).
-		sq_fetched_ = sq_next_ = sq_done_;
-		cur_offset_ = 0;
-		rd_atomic_out_ = 0;
-		rnr_wait_ = timer_armed_ = sq_error_ = false;
-		in_message_ = recv_valid_ = nak_sent_ = drop_message_ = false;
+		req_.sq_fetched = req_.sq_next = comp_.sq_done;
+		req_.cur_offset = 0;
+		req_.rd_atomic_out = 0;
+		comp_.rnr_wait = comp_.timer_armed = false;
+		resp_.in_message = recvq_.valid = resp_.nak_sent = resp_.drop_message = false;
 		for (u32 i = 0; i < param::max_qp_rd_atom; i++)
-			res_[i] = ReadAtomicRes{};
-		res_next_ = res_send_ = 0;
-		ack_deferred_ = false;
-		msn_ = 0;
+			resp_.res[i] = ReadAtomicRes{};
+		resp_.res_next = resp_.res_send = 0;
+		resp_.ack_deferred = false;
+		resp_.msn = 0;
 	} else if (next == ib::qps_err && prev != ib::qps_err) {
 		flush_locked(b);
 	} else if (next == ib::qps_rts) {
-		retries_left_ = retry_cnt_;
-		rnr_left_ = rnr_retry_;
+		comp_.retries_left = retry_cnt_;
+		comp_.rnr_left = rnr_retry_;
 		kick_locked(); // WQEs posted before RTS wait for it
 	}
 }
@@ -273,8 +273,8 @@ void Qp::query(sroce_core_qp_attr *a) {
 	a->qp_state = a->cur_qp_state = state_;
 	a->path_mtu = path_mtu_;
 	a->qkey = qkey_;
-	a->rq_psn = epsn_;
-	a->sq_psn = psn_;
+	a->rq_psn = resp_.epsn;
+	a->sq_psn = req_.psn;
 	a->dest_qp_num = dest_qpn_;
 	a->qp_access_flags = access_;
 	a->pkey_index = pkey_index_;
@@ -288,9 +288,9 @@ void Qp::query(sroce_core_qp_attr *a) {
 	a->rnr_retry = rnr_retry_;
 	a->port_num = port_;
 	a->max_send_wr = sq_.size();
-	a->max_recv_wr = srq_ ? 0 : rq_.size();
+	a->max_recv_wr = recvq_.srq ? 0 : recvq_.rq.size();
 	a->max_send_sge = max_send_sge_;
-	a->max_recv_sge = max_recv_sge_;
+	a->max_recv_sge = recvq_.max_sge;
 	a->max_inline_data = max_inline_;
 	a->path_info = path_info_;
 	a->sgid_index = sgid_index_;

@@ -13,9 +13,9 @@ namespace sroce {
 // The replay slot (free-running index) whose request consumed psn.
 bool Qp::find_res_locked(u32 psn, u32 *idx) {
 	u32 slots = res_slots();
-	u32 n = ktl::min(res_next_, slots);
-	for (u32 j = res_next_ - n; j != res_next_; j++) {
-		ReadAtomicRes &e = res_[j % slots];
+	u32 n = ktl::min(resp_.res_next, slots);
+	for (u32 j = resp_.res_next - n; j != resp_.res_next; j++) {
+		ReadAtomicRes &e = resp_.res[j % slots];
 		if (e.valid && psn_diff(psn, e.first_psn) >= 0 && psn_diff(psn, e.last_psn) <= 0) {
 			*idx = j;
 			return true;
@@ -35,7 +35,7 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	}
 	u32 slots = res_slots();
-	ReadAtomicRes &e = res_[res_next_ % slots];
+	ReadAtomicRes &e = resp_.res[resp_.res_next % slots];
 	if (e.pending || (atomic && !(access_ & ib::access::remote_atomic)) ||
 	    (!atomic && !(access_ & ib::access::remote_read))) {
 		// More outstanding than max_dest_rd_atomic, or not allowed.
@@ -87,9 +87,9 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 		n.remaining = n.orig_len = r.length;
 	}
 	e = n;
-	res_next_++;
-	epsn_ = psn_add(n.last_psn, 1);
-	msn_ = psn_add(msn_, 1);
+	resp_.res_next++;
+	resp_.epsn = psn_add(n.last_psn, 1);
+	resp_.msn = psn_add(resp_.msn, 1);
 	send_read_responses_locked(b);
 }
 
@@ -100,7 +100,7 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 	h.bth.dest_qpn = dest_qpn_;
 	h.bth.psn = e.next_psn;
 	h.aeth.syndrome = aeth_ack_unlimited;
-	h.aeth.msn = msn_;
+	h.aeth.msn = resp_.msn;
 	u32 payload = 0;
 	if (e.atomic) {
 		h.bth.opcode = ib::op::rc | ib::op::atomic_acknowledge;
@@ -148,10 +148,10 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 void Qp::send_read_responses_locked(sroce_env_batch *b) {
 	u32 budget = param::read_resp_budget;
 	u32 slots = res_slots();
-	while (res_send_ != res_next_) {
-		ReadAtomicRes &e = res_[res_send_ % slots];
+	while (resp_.res_send != resp_.res_next) {
+		ReadAtomicRes &e = resp_.res[resp_.res_send % slots];
 		if (!e.pending) {
-			res_send_++;
+			resp_.res_send++;
 			continue;
 		}
 		if (state_ == ib::qps_err || budget-- == 0) {
@@ -162,9 +162,9 @@ void Qp::send_read_responses_locked(sroce_env_batch *b) {
 		if (!send_one_response_locked(e, b))
 			return;
 	}
-	if (ack_deferred_) {
-		ack_deferred_ = false;
-		send_ack_locked(aeth_ack_unlimited, ack_deferred_psn_, b);
+	if (resp_.ack_deferred) {
+		resp_.ack_deferred = false;
+		send_ack_locked(aeth_ack_unlimited, resp_.ack_deferred_psn, b);
 	}
 }
 
@@ -176,7 +176,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		if (!find_res_locked(psn, &idx))
 			return; // older than the replay slots: nothing to answer
 		u32 slots = res_slots();
-		ReadAtomicRes *e = &res_[idx % slots];
+		ReadAtomicRes *e = &resp_.res[idx % slots];
 		if (!e->atomic) {
 			const ib::Reth &r = pi.hdr.reth;
 			// The memory is read again, so the access rules of now apply:
@@ -203,19 +203,19 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		}
 		e->pending = true;
 		// The later requests will come again too: answer in order from here.
-		for (u32 j = idx + 1; j != res_next_; j++)
-			res_[j % slots].pending = false;
+		for (u32 j = idx + 1; j != resp_.res_next; j++)
+			resp_.res[j % slots].pending = false;
 		// An older response still streaming goes first: a repeated request
 		// behind it must not skip it (its requester would wait for it
 		// until RETRY_EXC_ERR).
-		if (s32(idx - res_send_) < 0)
-			res_send_ = idx;
+		if (s32(idx - resp_.res_send) < 0)
+			resp_.res_send = idx;
 		send_read_responses_locked(b);
 		return;
 	}
 	// A repeated SEND/WRITE: say again how far we are (IBTA 9.7.5.1.2).
 	if (pi.hdr.bth.ack_req || (pi.flags & ib::op_last))
-		send_ack_locked(aeth_ack_unlimited, psn_add(epsn_, ib::psn_mask), b);
+		send_ack_locked(aeth_ack_unlimited, psn_add(resp_.epsn, ib::psn_mask), b);
 }
 
 } // namespace sroce

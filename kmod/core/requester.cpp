@@ -43,21 +43,21 @@ ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 
 // Copies the next WQE out of the ring into kernel memory. false when none.
 bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
-	auto p = sq_.producer(sq_done_, sq_fetched_);
+	auto p = sq_.producer(comp_.sq_done, req_.sq_fetched);
 	if (p.is_error()) { // a corrupted or rewound producer index: the QP is in error
 		to_error_locked(b);
 		return false;
 	}
-	if (p.value() == sq_fetched_)
+	if (p.value() == req_.sq_fetched)
 		return false;
-	SendWqe &w = swqe(sq_fetched_);
-	const u8 *slot = sq_.entry(sq_fetched_);
+	SendWqe &w = swqe(req_.sq_fetched);
+	const u8 *slot = sq_.entry(req_.sq_fetched);
 	__builtin_memcpy(&w.wqe, slot, sizeof(w.wqe)); // one read of user memory
 	w.status = ib::wc_success;
 	w.done = w.started = false;
 	w.first_psn = w.last_psn = w.npkts = 0;
 	w.length = 0;
-	sq_fetched_++;
+	req_.sq_fetched++;
 	if (validate_wqe(w.wqe).is_error()) {
 		w.status = ib::wc_loc_qp_op_err;
 		return true;
@@ -139,10 +139,10 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	}
 	if (!w.started) {
 		w.started = true;
-		w.first_psn = psn_;
-		w.last_psn = psn_add(psn_, w.npkts - 1);
+		w.first_psn = req_.psn;
+		w.last_psn = psn_add(req_.psn, w.npkts - 1);
 	}
-	u64 off = cur_offset_;
+	u64 off = req_.cur_offset;
 	u32 payload = 0;
 	bool first = off == 0, last = true;
 	u64 read_end = 0; // a READ request asks up to here
@@ -169,17 +169,17 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 			h.immdt.imm = ktl::be32_to_cpu(w.wqe.imm_or_inv);
 	}
 	h.bth.opcode = wire_opcode(w, first, last);
-	h.bth.psn = psn_;
+	h.bth.psn = req_.psn;
 	h.bth.se = last && (w.wqe.flags & SROCE_WQE_SOLICITED) && !is_read_or_atomic(op) &&
 		   (op != ib::wr_rdma_write);
-	pkts_since_ack_req_++;
+	req_.pkts_since_ack_req++;
 	if (type_ == ib::qpt_rc) {
-		bool pausing = sq_next_ + 1 == sq_fetched_ && last;
-		bool window = psn_diff(psn_, unacked_psn_) + 1 >= s32(param::max_unacked_pkts / 2);
-		h.bth.ack_req = is_read_or_atomic(op) || pkts_since_ack_req_ >= param::ack_req_every ||
+		bool pausing = req_.sq_next + 1 == req_.sq_fetched && last;
+		bool window = psn_diff(req_.psn, comp_.unacked_psn) + 1 >= s32(param::max_unacked_pkts / 2);
+		h.bth.ack_req = is_read_or_atomic(op) || req_.pkts_since_ack_req >= param::ack_req_every ||
 				(last && (pausing || window));
 		if (h.bth.ack_req)
-			pkts_since_ack_req_ = 0;
+			req_.pkts_since_ack_req = 0;
 	}
 	auto t = tx_begin(path, *pinfo, h, payload, sport_);
 	if (t.is_error()) {
@@ -205,32 +205,32 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	if (type_ == ib::qpt_rc) {
 		// A PSN sent before is a retransmission (what a capture of this
 		// flow shows as a PSN going backwards).
-		if (psn_diff(psn_, psn_high_) < 0)
+		if (psn_diff(req_.psn, req_.psn_high) < 0)
 			count(SROCE_CNT_RETRANS_PKTS);
 	}
 	// Advance: READ and ATOMIC requests are one packet that accounts for all
 	// their response PSNs.
 	if (op == ib::wr_rdma_read) {
-		rd_atomic_out_++; // every (re)sent request waits for its response
+		req_.rd_atomic_out++; // every (re)sent request waits for its response
 		u32 n = read_end > off ? u32((read_end - off + mtu_b - 1) / mtu_b) : 1;
-		psn_ = psn_add(psn_, n);
-		cur_offset_ = read_end;
+		req_.psn = psn_add(req_.psn, n);
+		req_.cur_offset = read_end;
 	} else if (is_atomic(op)) {
-		rd_atomic_out_++;
-		psn_ = psn_add(w.last_psn, 1);
-		cur_offset_ = w.length;
+		req_.rd_atomic_out++;
+		req_.psn = psn_add(w.last_psn, 1);
+		req_.cur_offset = w.length;
 	} else {
-		psn_ = psn_add(psn_, 1);
-		cur_offset_ = off + payload;
+		req_.psn = psn_add(req_.psn, 1);
+		req_.cur_offset = off + payload;
 	}
 	// Sent up to here. A READ request covers the PSNs of the responses it
 	// asks for, not the whole WQE's: the next part's request is new, not a
 	// retransmission.
-	if (psn_diff(psn_, psn_high_) > 0)
-		psn_high_ = psn_;
-	if (cur_offset_ >= w.length) {
-		sq_next_ = idx + 1;
-		cur_offset_ = 0;
+	if (psn_diff(req_.psn, req_.psn_high) > 0)
+		req_.psn_high = req_.psn;
+	if (req_.cur_offset >= w.length) {
+		req_.sq_next = idx + 1;
+		req_.cur_offset = 0;
 		if (type_ != ib::qpt_rc) {
 			// Unreliable: done once sent.
 			w.done = true;
@@ -247,15 +247,15 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		flush_locked(b);
 		return;
 	}
-	if (!sends_allowed() || rnr_wait_ || sq_error_)
+	if (!sends_allowed() || comp_.rnr_wait)
 		return;
 	u32 budget = param::tx_budget;
 	for (;;) {
-		if (sq_next_ == sq_fetched_ && !fetch_wqe_locked(b))
+		if (req_.sq_next == req_.sq_fetched && !fetch_wqe_locked(b))
 			break;
 		if (state_ == ib::qps_err)
 			return;
-		SendWqe &w = swqe(sq_next_);
+		SendWqe &w = swqe(req_.sq_next);
 		if (w.status != ib::wc_success) {
 			fail_send_locked(w, w.status, b);
 			return;
@@ -263,21 +263,21 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		if (state_ == ib::qps_sqd && !w.started)
 			break; // SQ drained: no new WQE starts
 		if (type_ == ib::qpt_rc) {
-			if (psn_diff(psn_, unacked_psn_) >= s32(param::max_unacked_pkts))
+			if (psn_diff(req_.psn, comp_.unacked_psn) >= s32(param::max_unacked_pkts))
 				break;
-			if (is_read_or_atomic(w.wqe.opcode) && rd_atomic_out_ >= ktl::max(max_rd_atomic_, 1u))
+			if (is_read_or_atomic(w.wqe.opcode) && req_.rd_atomic_out >= ktl::max(max_rd_atomic_, 1u))
 				break;
-			if (!w.started && (w.wqe.flags & SROCE_WQE_FENCE) && rd_atomic_out_)
+			if (!w.started && (w.wqe.flags & SROCE_WQE_FENCE) && req_.rd_atomic_out)
 				break;
 		}
 		if (budget-- == 0) {
 			kick_locked();
 			break;
 		}
-		if (!send_packet_locked(w, sq_next_, b))
+		if (!send_packet_locked(w, req_.sq_next, b))
 			break;
 	}
-	if (type_ == ib::qpt_rc && psn_ != unacked_psn_)
+	if (type_ == ib::qpt_rc && req_.psn != comp_.unacked_psn)
 		arm_retry_timer_locked();
 }
 
@@ -285,28 +285,28 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 // from that packet on, and every later one after it. PSNs of started WQEs
 // never change, so a retransmission is the same packets again.
 void Qp::rewind_locked(u32 psn) {
-	for (u32 i = sq_done_; i != sq_fetched_; i++) {
+	for (u32 i = comp_.sq_done; i != req_.sq_fetched; i++) {
 		SendWqe &w = swqe(i);
 		if (!w.started || w.done || psn_diff(psn, w.first_psn) < 0 || psn_diff(psn, w.last_psn) > 0)
 			continue;
-		sq_next_ = i;
-		ooo_mask_ = 0;
-		cur_offset_ = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
-		psn_ = psn;
+		req_.sq_next = i;
+		comp_.ooo_mask = 0;
+		req_.cur_offset = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
+		req_.psn = psn;
 		// Requests before this point still wait for their responses (only
 		// the oldest WQE can be partly answered: responses come in
 		// order); from here on they count again when sent again.
-		rd_atomic_out_ = 0;
-		for (u32 j = sq_done_; j != i + 1; j++) {
+		req_.rd_atomic_out = 0;
+		for (u32 j = comp_.sq_done; j != i + 1; j++) {
 			SendWqe &x = swqe(j);
 			if (x.done || !is_read_or_atomic(x.wqe.opcode))
 				continue;
-			s32 got = psn_diff(unacked_psn_, x.first_psn);
+			s32 got = psn_diff(comp_.unacked_psn, x.first_psn);
 			u32 answered = got > 0 ? u32(got) : 0;
 			u32 sent = j != i ? wqe_requests(x)
 					  : u32(psn_diff(psn, x.first_psn)) / param::read_req_max_pkts;
 			u32 done = wqe_requests_answered(x, answered);
-			rd_atomic_out_ += sent > done ? sent - done : 0;
+			req_.rd_atomic_out += sent > done ? sent - done : 0;
 		}
 		return;
 	}
@@ -316,32 +316,32 @@ void Qp::rewind_locked(u32 psn) {
 // responder that has more): sending resumes at the oldest PSN not
 // acknowledged instead of resending what the peer already has.
 void Qp::catch_up_locked() {
-	if (psn_diff(unacked_psn_, psn_) <= 0)
+	if (psn_diff(comp_.unacked_psn, req_.psn) <= 0)
 		return;
-	rewind_locked(unacked_psn_);
-	if (psn_ == unacked_psn_)
+	rewind_locked(comp_.unacked_psn);
+	if (req_.psn == comp_.unacked_psn)
 		return;
 	// No started WQE holds it: everything sent is acknowledged (READs and
-	// ATOMICs answered too: unacked_psn_ does not pass them otherwise),
+	// ATOMICs answered too: comp_.unacked_psn does not pass them otherwise),
 	// and the next WQE starts there.
-	u32 i = sq_done_;
-	while (i != sq_fetched_ && swqe(i).started)
+	u32 i = comp_.sq_done;
+	while (i != req_.sq_fetched && swqe(i).started)
 		i++;
-	sq_next_ = i;
-	cur_offset_ = 0;
-	ooo_mask_ = 0;
-	rd_atomic_out_ = 0;
-	psn_ = unacked_psn_;
+	req_.sq_next = i;
+	req_.cur_offset = 0;
+	comp_.ooo_mask = 0;
+	req_.rd_atomic_out = 0;
+	req_.psn = comp_.unacked_psn;
 }
 
 void Qp::arm_retry_timer_locked() {
-	if (timer_armed_ || dead_)
+	if (comp_.timer_armed || dead_)
 		return;
 	// 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0 means wait forever.
-	if (timeout_ == 0 && !rnr_wait_)
+	if (timeout_ == 0 && !comp_.rnr_wait)
 		return;
 	u64 ns = 4096ull << ktl::min(timeout_, 31u);
-	timer_armed_ = true;
+	comp_.timer_armed = true;
 	sroce_env_timer_arm(timer_, ns);
 }
 

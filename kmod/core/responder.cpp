@@ -28,7 +28,7 @@ void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
 	h.bth.dest_qpn = dest_qpn_;
 	h.bth.psn = psn;
 	h.aeth.syndrome = syndrome;
-	h.aeth.msn = msn_;
+	h.aeth.msn = resp_.msn;
 	auto t = tx_begin(path_, path_info_, h, 0, sport_);
 	if (t.is_error())
 		return; // the requester's retry timer covers a lost ACK
@@ -43,17 +43,17 @@ void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
 // to the responder's QP (IBTA 9.9.3.1.3).
 void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
 	send_ack_locked(ib::Aeth::nak_syndrome(code), psn, b);
-	if (in_message_ && recv_valid_) {
+	if (resp_.in_message && recvq_.valid) {
 		u8 st = code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
 		sroce_cqe c{};
-		c.wr_id = recv_.wr_id;
+		c.wr_id = recvq_.wqe.wr_id;
 		c.status = st;
 		c.opcode = ib::wc_recv;
 		c.qp_num = qpn_;
 		post_cqe_locked(*rcq_, c, false, b);
-		recv_valid_ = false;
+		recvq_.valid = false;
 	}
-	in_message_ = false;
+	resp_.in_message = false;
 	to_error_locked(b, code == ib::NakCode::remote_access ? ib::ev_qp_access_err : ib::ev_qp_req_err);
 }
 
@@ -65,11 +65,11 @@ void Qp::reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b)
 		nak_and_error_locked(code, rx.pi.hdr.bth.psn, b);
 		return;
 	}
-	if (recv_valid_)
+	if (recvq_.valid)
 		finish_recv_locked(code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err,
-				   recv_offset_, rx, false, b);
-	in_message_ = false;
-	drop_message_ = true;
+				   resp_.recv_offset, rx, false, b);
+	resp_.in_message = false;
+	resp_.drop_message = true;
 }
 
 // Out of receive WQEs at the start of a message: RC answers RNR and the
@@ -77,19 +77,19 @@ void Qp::reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b)
 // not started: a retransmitted FIRST or ONLY must find no message open.
 void Qp::rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b) {
 	if (first)
-		in_message_ = false;
+		resp_.in_message = false;
 	if (type_ == ib::qpt_rc)
 		send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), rx.pi.hdr.bth.psn, b);
 	else
-		drop_message_ = true;
+		resp_.drop_message = true;
 }
 
 int Qp::take_recv_locked(sroce_env_batch *b) {
 	int rc = 0;
-	if (srq_) {
-		rc = ktl::to_rc(srq_->take(recv_, b));
+	if (recvq_.srq) {
+		rc = ktl::to_rc(recvq_.srq->take(recvq_.wqe, b));
 	} else {
-		auto r = rq_.take(recv_);
+		auto r = recvq_.rq.take(recvq_.wqe);
 		if (r.is_error())
 			rc = r.error().code();
 	}
@@ -97,13 +97,13 @@ int Qp::take_recv_locked(sroce_env_batch *b) {
 		return 1;
 	if (rc)
 		return rc;
-	recv_valid_ = true;
+	recvq_.valid = true;
 	return 0;
 }
 
 void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b) {
 	sroce_cqe c{};
-	c.wr_id = recv_.wr_id;
+	c.wr_id = recvq_.wqe.wr_id;
 	c.status = status;
 	bool write_imm = rx.pi.flags & ib::op_write;
 	c.opcode = write_imm ? ib::wc_recv_rdma_imm : ib::wc_recv;
@@ -112,13 +112,13 @@ void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool im
 	c.src_qp = connected() ? dest_qpn_ : rx.pi.hdr.deth.src_qp;
 	if (imm) {
 		c.flags |= SROCE_CQE_WITH_IMM;
-		c.imm_or_inv = ktl::cpu_to_be32(msg_imm_data_);
+		c.imm_or_inv = ktl::cpu_to_be32(resp_.msg_imm_data);
 	}
 	if (!connected()) {
 		c.flags |= SROCE_CQE_GRH;
 		c.network_hdr_type = rx.ip.addr.ip_version == 6 ? ib::net_ipv6 : ib::net_ipv4;
 	}
-	recv_valid_ = false;
+	recvq_.valid = false;
 	post_cqe_locked(*rcq_, c, rx.pi.hdr.bth.se, b);
 }
 
@@ -130,7 +130,7 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return; // IBTA 10.2.5: silently dropped
 	if (take_recv_locked(b) != 0)
 		return; // no receive posted: UD drops
-	SgeList l{recv_.sge, recv_.num_sge, pd_->pdn()};
+	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, pd_->pdn()};
 	// The GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header
 	// (RoCEv2 convention, as rxe and mlx5 place it).
 	u8 grh[grh_len] = {};
@@ -144,7 +144,7 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 	u8 st = ib::wc_success;
 	if (r.is_error())
 		st = r.error().errno_value() == err::msgsize ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
-	msg_imm_data_ = pi.hdr.immdt.imm;
+	resp_.msg_imm_data = pi.hdr.immdt.imm;
 	finish_recv_locked(st, grh_len + pi.payload_len, rx, pi.flags & ib::op_immdt, b);
 }
 
@@ -163,29 +163,29 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 			to_error_locked(b);
 			return;
 		}
-		in_message_ = true;
-		recv_offset_ = 0;
+		resp_.in_message = true;
+		resp_.recv_offset = 0;
 	}
 	// No message is longer than max_msg_sz (which also keeps the u32
 	// offset from wrapping when the receive SGEs add up to more).
-	if (u64(recv_offset_) + pi.payload_len > param::max_msg_sz) {
+	if (u64(resp_.recv_offset) + pi.payload_len > param::max_msg_sz) {
 		reject_locked(ib::NakCode::invalid_request, rx, b);
 		return;
 	}
-	SgeList l{recv_.sge, recv_.num_sge, pd_->pdn()};
-	auto r = sge_scatter_pkt(*dev_, l, recv_offset_, rx.pkt, rx.payload_off, pi.payload_len);
+	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, pd_->pdn()};
+	auto r = sge_scatter_pkt(*dev_, l, resp_.recv_offset, rx.pkt, rx.payload_off, pi.payload_len);
 	if (r.is_error()) {
 		bool len = r.error().errno_value() == err::msgsize;
 		reject_locked(len ? ib::NakCode::invalid_request : ib::NakCode::remote_op, rx, b);
 		return;
 	}
-	recv_offset_ += pi.payload_len;
-	epsn_ = psn_add(pi.hdr.bth.psn, 1);
+	resp_.recv_offset += pi.payload_len;
+	resp_.epsn = psn_add(pi.hdr.bth.psn, 1);
 	if (last) {
-		msg_imm_data_ = pi.hdr.immdt.imm;
-		msn_ = psn_add(msn_, 1);
-		in_message_ = false;
-		finish_recv_locked(ib::wc_success, recv_offset_, rx, pi.flags & ib::op_immdt, b);
+		resp_.msg_imm_data = pi.hdr.immdt.imm;
+		resp_.msn = psn_add(resp_.msn, 1);
+		resp_.in_message = false;
+		finish_recv_locked(ib::wc_success, resp_.recv_offset, rx, pi.flags & ib::op_immdt, b);
 	}
 }
 
@@ -194,23 +194,23 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	u32 psn = pi.hdr.bth.psn;
 	bool first = pi.flags & ib::op_first, last = pi.flags & ib::op_last;
 	if (first) {
-		write_va_ = pi.hdr.reth.va;
-		write_rkey_ = pi.hdr.reth.rkey;
-		write_len_ = pi.hdr.reth.length;
-		recv_offset_ = 0;
-		in_message_ = true;
+		resp_.write_va = pi.hdr.reth.va;
+		resp_.write_rkey = pi.hdr.reth.rkey;
+		resp_.write_len = pi.hdr.reth.length;
+		resp_.recv_offset = 0;
+		resp_.in_message = true;
 		if (!(access_ & ib::access::remote_write)) {
 			reject_locked(ib::NakCode::remote_access, rx, b);
 			return;
 		}
-		if (write_len_ > param::max_msg_sz) {
+		if (resp_.write_len > param::max_msg_sz) {
 			reject_locked(ib::NakCode::invalid_request, rx, b);
 			return;
 		}
 	}
 	// WRITE with immediate consumes a receive WQE at its last packet; RNR
 	// before any byte of that packet is placed.
-	if (last && (pi.flags & ib::op_immdt) && !recv_valid_) {
+	if (last && (pi.flags & ib::op_immdt) && !recvq_.valid) {
 		int t = take_recv_locked(b);
 		if (t == 1) {
 			rnr_locked(rx, first, b);
@@ -221,13 +221,13 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 			return;
 		}
 	}
-	if (u64(recv_offset_) + pi.payload_len > write_len_ || (last && recv_offset_ + pi.payload_len != write_len_)) {
+	if (u64(resp_.recv_offset) + pi.payload_len > resp_.write_len || (last && resp_.recv_offset + pi.payload_len != resp_.write_len)) {
 		reject_locked(ib::NakCode::invalid_request, rx, b);
 		return;
 	}
 	if (pi.payload_len) {
-		u64 va = write_va_ + recv_offset_;
-		auto mr = dev_->keys().lookup_rkey(write_rkey_, pd_->pdn(), va, pi.payload_len, ib::access::remote_write);
+		u64 va = resp_.write_va + resp_.recv_offset;
+		auto mr = dev_->keys().lookup_rkey(resp_.write_rkey, pd_->pdn(), va, pi.payload_len, ib::access::remote_write);
 		ktl::Result<void> r;
 		if (mr.is_error()) {
 			r = mr.error();
@@ -244,14 +244,14 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 			return;
 		}
 	}
-	recv_offset_ += pi.payload_len;
-	epsn_ = psn_add(psn, 1);
+	resp_.recv_offset += pi.payload_len;
+	resp_.epsn = psn_add(psn, 1);
 	if (last) {
-		msn_ = psn_add(msn_, 1);
-		in_message_ = false;
+		resp_.msn = psn_add(resp_.msn, 1);
+		resp_.in_message = false;
 		if (pi.flags & ib::op_immdt) {
-			msg_imm_data_ = pi.hdr.immdt.imm;
-			finish_recv_locked(ib::wc_success, write_len_, rx, true, b);
+			resp_.msg_imm_data = pi.hdr.immdt.imm;
+			finish_recv_locked(ib::wc_success, resp_.write_len, rx, true, b);
 		}
 	}
 }
@@ -279,16 +279,16 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// Message sequencing (IBTA 9.8.3): MIDDLE/LAST continue the message in
 	// progress, of the same kind; FIRST/ONLY/READ/ATOMIC start one.
 	bool starts = (f & ib::op_first) || (f & (ib::op_read | ib::op_atomic));
-	bool kind_ok = in_message_ ? (!starts && (f & (ib::op_send | ib::op_write)) == (msg_op_ & (ib::op_send | ib::op_write)))
+	bool kind_ok = resp_.in_message ? (!starts && (f & (ib::op_send | ib::op_write)) == (resp_.msg_op & (ib::op_send | ib::op_write)))
 				   : starts;
 	if (!kind_ok) {
 		if (rc) {
 			nak_and_error_locked(ib::NakCode::invalid_request, pi.hdr.bth.psn, b);
 		} else {
-			in_message_ = false;
-			drop_message_ = !starts;
+			resp_.in_message = false;
+			resp_.drop_message = !starts;
 			if (!starts)
-				epsn_ = psn_add(pi.hdr.bth.psn, 1);
+				resp_.epsn = psn_add(pi.hdr.bth.psn, 1);
 			else
 				execute_locked(rx, b); // a new message after a lost LAST
 		}
@@ -300,15 +300,15 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 			nak_and_error_locked(ib::NakCode::invalid_request, pi.hdr.bth.psn, b);
 		} else {
 			// UC: the message is lost, as after a gap.
-			in_message_ = false;
-			recv_offset_ = 0;
-			drop_message_ = !(f & ib::op_last);
-			epsn_ = psn_add(pi.hdr.bth.psn, 1);
+			resp_.in_message = false;
+			resp_.recv_offset = 0;
+			resp_.drop_message = !(f & ib::op_last);
+			resp_.epsn = psn_add(pi.hdr.bth.psn, 1);
 		}
 		return;
 	}
 	if (starts)
-		msg_op_ = f & (ib::op_send | ib::op_write);
+		resp_.msg_op = f & (ib::op_send | ib::op_write);
 	if (f & ib::op_send)
 		execute_send_locked(rx, b);
 	else if (f & ib::op_write)
@@ -317,13 +317,13 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 		execute_read_atomic_locked(rx, b);
 	else
 		return;
-	if (rc && state_ != ib::qps_err && pi.hdr.bth.ack_req && psn_diff(epsn_, pi.hdr.bth.psn) > 0 &&
+	if (rc && state_ != ib::qps_err && pi.hdr.bth.ack_req && psn_diff(resp_.epsn, pi.hdr.bth.psn) > 0 &&
 	    !(f & (ib::op_read | ib::op_atomic))) {
 		// Responses still streaming would be overtaken by this ACK, which
 		// acknowledges them implicitly: it goes out after them.
-		if (res_send_ != res_next_) {
-			ack_deferred_ = true;
-			ack_deferred_psn_ = pi.hdr.bth.psn;
+		if (resp_.res_send != resp_.res_next) {
+			resp_.ack_deferred = true;
+			resp_.ack_deferred_psn = pi.hdr.bth.psn;
 		} else {
 			send_ack_locked(aeth_ack_unlimited, pi.hdr.bth.psn, b);
 		}
@@ -339,23 +339,23 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
-	s32 d = psn_diff(psn, epsn_);
+	s32 d = psn_diff(psn, resp_.epsn);
 	if (type_ == ib::qpt_uc) {
 		if (d > 0)
 			count(SROCE_CNT_OUT_OF_SEQ_REQ);
 		if (d != 0) {
 			// A gap: the message in progress is lost (IBTA 9.8.3.2).
-			epsn_ = psn;
-			if (in_message_) {
-				in_message_ = false;
-				recv_offset_ = 0;
+			resp_.epsn = psn;
+			if (resp_.in_message) {
+				resp_.in_message = false;
+				resp_.recv_offset = 0;
 			}
-			drop_message_ = !(pi.flags & ib::op_first);
-		} else if (drop_message_ && (pi.flags & ib::op_first)) {
-			drop_message_ = false;
+			resp_.drop_message = !(pi.flags & ib::op_first);
+		} else if (resp_.drop_message && (pi.flags & ib::op_first)) {
+			resp_.drop_message = false;
 		}
-		if (drop_message_) {
-			epsn_ = psn_add(psn, 1);
+		if (resp_.drop_message) {
+			resp_.epsn = psn_add(psn, 1);
 			return;
 		}
 		execute_locked(rx, b);
@@ -369,15 +369,15 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 		// (AckReq) while the expected PSN is still missing: its resent copy
 		// was lost too. Silent, the requester would wait for its retry
 		// timer; at 10% loss that was most of its timeouts.
-		bool resending = nak_sent_ && pi.hdr.bth.ack_req && psn_diff(psn, nak_high_psn_) <= 0 &&
-				 psn != nak_prev_psn_;
-		nak_prev_psn_ = psn;
-		if (!nak_sent_ || resending) {
-			nak_sent_ = true;
-			nak_high_psn_ = psn;
-			send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), epsn_, b);
-		} else if (psn_diff(psn, nak_high_psn_) > 0) {
-			nak_high_psn_ = psn;
+		bool resending = resp_.nak_sent && pi.hdr.bth.ack_req && psn_diff(psn, resp_.nak_high_psn) <= 0 &&
+				 psn != resp_.nak_prev_psn;
+		resp_.nak_prev_psn = psn;
+		if (!resp_.nak_sent || resending) {
+			resp_.nak_sent = true;
+			resp_.nak_high_psn = psn;
+			send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), resp_.epsn, b);
+		} else if (psn_diff(psn, resp_.nak_high_psn) > 0) {
+			resp_.nak_high_psn = psn;
 		}
 		return;
 	}
@@ -386,7 +386,7 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 		on_duplicate_locked(rx, b);
 		return;
 	}
-	nak_sent_ = false;
+	resp_.nak_sent = false;
 	execute_locked(rx, b);
 }
 
