@@ -66,6 +66,12 @@ struct SendWqe {
 	u8 *inline_data() { return reinterpret_cast<u8 *>(this + 1); }
 };
 
+// The completion status of a local data transfer that failed: too long
+// for the buffers (-EMSGSIZE), or a key, bounds or access failure.
+inline u8 len_or_prot_status(ktl::Error e) {
+	return e.errno_value() == ktl::err::msgsize ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
+}
+
 // READ/ATOMIC requests of a WQE (a READ is asked for in parts of at most
 // read_req_max_pkts response packets), and how many of them are answered
 // once its first `answered` response packets arrived.
@@ -230,7 +236,24 @@ private:
 	void requester_run_locked(sroce_env_batch *b);
 	bool fetch_wqe_locked(sroce_env_batch *b);
 	ktl::Result<void> validate_wqe(const sroce_wqe &w) const;
+	// One request packet on its way out (send_packet_locked's steps).
+	struct RequestPacket {
+		ktl::RefPtr<Ah> ah;    // UD: keeps path alive until the packet is out
+		sroce_env_path *path = nullptr;
+		const sroce_core_path_info *pinfo = nullptr;
+		ib::Headers h;
+		u64 off = 0;           // of the WQE's payload
+		u32 payload = 0;
+		bool first = false, last = true;
+		u64 read_end = 0;      // a READ request asks up to here
+	};
+	struct Tx;
 	bool send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b);
+	bool route_packet_locked(SendWqe &w, RequestPacket &p, sroce_env_batch *b);
+	void request_headers(const SendWqe &w, RequestPacket &p) const;
+	bool ack_req_locked(const SendWqe &w, bool last);
+	bool gather_payload_locked(SendWqe &w, const RequestPacket &p, Tx &tx, sroce_env_batch *b);
+	void advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_batch *b);
 	void rewind_locked(u32 psn);
 	void catch_up_locked();
 	void resend_read_gap_locked(u32 ahead);
@@ -280,6 +303,7 @@ private:
 	ktl::Result<Tx> tx_begin(sroce_env_path *path, const sroce_core_path_info &pinfo, const ib::Headers &h,
 				 u32 payload, u16 sport);
 	void tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b);
+	void tx_abort(Tx &t); // a packet begun but not sent
 	u16 udp_sport() const { return sport_; }
 
 	ktl::RefPtr<Device> dev_;

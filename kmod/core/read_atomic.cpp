@@ -127,8 +127,7 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 		auto r = mr.is_error() ? ktl::Result<void>(mr.error())
 				       : mr.value()->copy_from(e.va, tx.data + tx.payload_off, payload);
 		if (r.is_error()) {
-			sroce_env_pkt_free(tx.pkt);
-			dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
+			tx_abort(tx);
 			e.pending = false;
 			nak_and_error_locked(ib::NakCode::remote_access, e.next_psn, b);
 			return false;

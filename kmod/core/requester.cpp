@@ -110,118 +110,128 @@ u8 Qp::wire_opcode(const SendWqe &w, bool first, bool last) const {
 	return u8(base | (write ? write_middle : send_middle));
 }
 
-// Sends the next packet of WQE w (index idx). false when it could not (no
-// memory: retried later; or the WQE failed and the QP went to error).
-bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
-	u8 op = w.wqe.opcode;
-	u32 mtu_b = mtu();
-	sroce_env_path *path = path_;
-	const sroce_core_path_info *pinfo = &path_info_;
-	ktl::RefPtr<Ah> ah;
-	ib::Headers h;
-	h.bth.dest_qpn = dest_qpn_;
+// Where the next packet of a WQE goes: the QP's path, or for UD the WQE's
+// AH (kept referenced in p until the packet is out). Fails the WQE when
+// there is none.
+bool Qp::route_packet_locked(SendWqe &w, RequestPacket &p, sroce_env_batch *b) {
+	p.path = path_;
+	p.pinfo = &path_info_;
+	p.h.bth.dest_qpn = dest_qpn_;
 	if (!connected()) {
-		ah = dev_->ahs().lookup(w.wqe.ud.ah_handle);
-		if (!ah || ah->pdn() != pd_->pdn()) {
+		p.ah = dev_->ahs().lookup(w.wqe.ud.ah_handle);
+		if (!p.ah || p.ah->pdn() != pd_->pdn()) {
 			fail_send_locked(w, ib::wc_loc_qp_op_err, b);
 			return false;
 		}
-		path = ah->path();
-		pinfo = &ah->info();
-		h.bth.dest_qpn = w.wqe.ud.remote_qpn & ib::qpn_mask;
+		p.path = p.ah->path();
+		p.pinfo = &p.ah->info();
+		p.h.bth.dest_qpn = w.wqe.ud.remote_qpn & ib::qpn_mask;
 		// A Q_Key with the high bit set means "use the QP's" (IBTA 10.2.5).
-		h.deth.qkey = (w.wqe.ud.remote_qkey & 0x80000000u) ? qkey_ : w.wqe.ud.remote_qkey;
-		h.deth.src_qp = qpn_;
+		p.h.deth.qkey = (w.wqe.ud.remote_qkey & 0x80000000u) ? qkey_ : w.wqe.ud.remote_qkey;
+		p.h.deth.src_qp = qpn_;
 	}
-	if (!path) {
+	if (!p.path) {
 		fail_send_locked(w, ib::wc_loc_qp_op_err, b);
 		return false;
 	}
-	if (!w.started) {
-		w.started = true;
-		w.first_psn = req_.psn;
-		w.last_psn = psn_add(req_.psn, w.npkts - 1);
-	}
-	u64 off = req_.cur_offset;
-	u32 payload = 0;
-	bool first = off == 0, last = true;
-	u64 read_end = 0; // a READ request asks up to here
+	return true;
+}
+
+// The packet at req_.cur_offset of w: its extended headers (RETH, AtomicETH,
+// ImmDt), how much payload it carries, its opcode, PSN and SE bit.
+void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
+	u8 op = w.wqe.opcode;
+	u32 mtu_b = mtu();
+	ib::Headers &h = p.h;
+	p.off = req_.cur_offset;
+	p.first = p.off == 0;
 	if (op == ib::wr_rdma_read) {
 		u64 part = u64(param::read_req_max_pkts) * mtu_b;
-		read_end = ktl::min((off / part + 1) * part, w.length);
-		h.reth.va = w.wqe.rdma.remote_addr + off;
+		p.read_end = ktl::min((p.off / part + 1) * part, w.length);
+		h.reth.va = w.wqe.rdma.remote_addr + p.off;
 		h.reth.rkey = w.wqe.rdma.rkey;
-		h.reth.length = u32(read_end - off);
+		h.reth.length = u32(p.read_end - p.off);
 	} else if (is_atomic(op)) {
 		h.atomic_eth.va = w.wqe.rdma.remote_addr;
 		h.atomic_eth.rkey = w.wqe.rdma.rkey;
 		h.atomic_eth.swap_add = op == ib::wr_atomic_cmp_swp ? w.wqe.rdma.swap : w.wqe.rdma.compare_add;
 		h.atomic_eth.compare = w.wqe.rdma.compare_add;
 	} else {
-		payload = u32(ktl::min(w.length - off, u64(mtu_b)));
-		last = off + payload == w.length;
-		if (first && is_write(op)) {
+		p.payload = u32(ktl::min(w.length - p.off, u64(mtu_b)));
+		p.last = p.off + p.payload == w.length;
+		if (p.first && is_write(op)) {
 			h.reth.va = w.wqe.rdma.remote_addr;
 			h.reth.rkey = w.wqe.rdma.rkey;
 			h.reth.length = u32(w.length);
 		}
-		if (last && has_imm(op))
+		if (p.last && has_imm(op))
 			h.immdt.imm = ktl::be32_to_cpu(w.wqe.imm_or_inv);
 	}
-	h.bth.opcode = wire_opcode(w, first, last);
+	h.bth.opcode = wire_opcode(w, p.first, p.last);
 	h.bth.psn = req_.psn;
-	h.bth.se = last && (w.wqe.flags & SROCE_WQE_SOLICITED) && !is_read_or_atomic(op) &&
+	h.bth.se = p.last && (w.wqe.flags & SROCE_WQE_SOLICITED) && !is_read_or_atomic(op) &&
 		   (op != ib::wr_rdma_write);
+}
+
+// RC's AckReq policy: every READ/ATOMIC, every ack_req_every packets, and
+// the last packet of a WQE when the SQ pauses behind it or half the PSN
+// window is out.
+bool Qp::ack_req_locked(const SendWqe &w, bool last) {
 	req_.pkts_since_ack_req++;
-	if (type_ == ib::qpt_rc) {
-		bool pausing = req_.sq_next + 1 == req_.sq_fetched && last;
-		bool window = psn_diff(req_.psn, comp_.unacked_psn) + 1 >= s32(param::max_unacked_pkts / 2);
-		h.bth.ack_req = is_read_or_atomic(op) || req_.pkts_since_ack_req >= param::ack_req_every ||
-				(last && (pausing || window));
-		if (h.bth.ack_req)
-			req_.pkts_since_ack_req = 0;
-	}
-	auto t = tx_begin(path, *pinfo, h, payload, sport_);
-	if (t.is_error()) {
-		kick_locked(); // out of memory: work sends it later
+	if (type_ != ib::qpt_rc)
 		return false;
+	bool pausing = req_.sq_next + 1 == req_.sq_fetched && last;
+	bool window = psn_diff(req_.psn, comp_.unacked_psn) + 1 >= s32(param::max_unacked_pkts / 2);
+	bool ack_req = is_read_or_atomic(w.wqe.opcode) || req_.pkts_since_ack_req >= param::ack_req_every ||
+		       (last && (pausing || window));
+	if (ack_req)
+		req_.pkts_since_ack_req = 0;
+	return ack_req;
+}
+
+// Copies the packet's payload from the inline data or the SGEs. An SGE
+// that fails its lkey or bounds check fails the WQE.
+bool Qp::gather_payload_locked(SendWqe &w, const RequestPacket &p, Tx &tx, sroce_env_batch *b) {
+	if (!p.payload)
+		return true;
+	if (w.wqe.flags & SROCE_WQE_INLINE) {
+		__builtin_memcpy(tx.data + tx.payload_off, w.inline_data() + p.off, p.payload);
+		return true;
 	}
-	Tx tx = t.release_value();
-	if (payload) {
-		ktl::Result<void> r;
-		if (w.wqe.flags & SROCE_WQE_INLINE)
-			__builtin_memcpy(tx.data + tx.payload_off, w.inline_data() + off, payload);
-		else
-			r = sge_gather(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, off, tx.data + tx.payload_off,
-				       payload);
-		if (r.is_error()) {
-			sroce_env_pkt_free(tx.pkt);
-			dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
-			fail_send_locked(w, r.error().errno_value() == err::msgsize ? ib::wc_loc_len_err : ib::wc_loc_prot_err, b);
-			return false;
-		}
-	}
-	tx_finish(tx, path, b);
+	auto r = sge_gather(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, p.off, tx.data + tx.payload_off,
+			    p.payload);
+	if (!r.is_error())
+		return true;
+	tx_abort(tx);
+	fail_send_locked(w, len_or_prot_status(r.error()), b);
+	return false;
+}
+
+// After a packet went out: retransmission accounting, the next PSN and
+// offset, and the next WQE once this one is all sent.
+void Qp::advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_batch *b) {
+	u8 op = w.wqe.opcode;
+	u32 mtu_b = mtu();
 	if (type_ == ib::qpt_rc) {
 		// A PSN sent before is a retransmission (what a capture of this
 		// flow shows as a PSN going backwards).
 		if (psn_diff(req_.psn, req_.psn_high) < 0)
 			count(SROCE_CNT_RETRANS_PKTS);
 	}
-	// Advance: READ and ATOMIC requests are one packet that accounts for all
-	// their response PSNs.
+	// READ and ATOMIC requests are one packet that accounts for all their
+	// response PSNs.
 	if (op == ib::wr_rdma_read) {
 		req_.rd_atomic_out++; // every (re)sent request waits for its response
-		u32 n = read_end > off ? u32((read_end - off + mtu_b - 1) / mtu_b) : 1;
+		u32 n = p.read_end > p.off ? u32((p.read_end - p.off + mtu_b - 1) / mtu_b) : 1;
 		req_.psn = psn_add(req_.psn, n);
-		req_.cur_offset = read_end;
+		req_.cur_offset = p.read_end;
 	} else if (is_atomic(op)) {
 		req_.rd_atomic_out++;
 		req_.psn = psn_add(w.last_psn, 1);
 		req_.cur_offset = w.length;
 	} else {
 		req_.psn = psn_add(req_.psn, 1);
-		req_.cur_offset = off + payload;
+		req_.cur_offset = p.off + p.payload;
 	}
 	// Sent up to here. A READ request covers the PSNs of the responses it
 	// asks for, not the whole WQE's: the next part's request is new, not a
@@ -237,6 +247,31 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 			complete_done_locked(b);
 		}
 	}
+}
+
+// Sends the next packet of WQE w (index idx). false when it could not (no
+// memory: retried later; or the WQE failed and the QP went to error).
+bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
+	RequestPacket p;
+	if (!route_packet_locked(w, p, b))
+		return false;
+	if (!w.started) {
+		w.started = true;
+		w.first_psn = req_.psn;
+		w.last_psn = psn_add(req_.psn, w.npkts - 1);
+	}
+	request_headers(w, p);
+	p.h.bth.ack_req = ack_req_locked(w, p.last);
+	auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_);
+	if (t.is_error()) {
+		kick_locked(); // out of memory: work sends it later
+		return false;
+	}
+	Tx tx = t.release_value();
+	if (!gather_payload_locked(w, p, tx, b))
+		return false;
+	tx_finish(tx, p.path, b);
+	advance_locked(w, idx, p, b);
 	return true;
 }
 

@@ -18,6 +18,11 @@ namespace err = ktl::err;
 
 namespace {
 constexpr u32 grh_len = 40;
+
+// The status a receive WQE completes with when its message is refused.
+u8 refused_recv_status(ib::NakCode code) {
+	return code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
+}
 } // namespace
 
 void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
@@ -44,10 +49,9 @@ void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
 void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
 	send_ack_locked(ib::Aeth::nak_syndrome(code), psn, b);
 	if (resp_.in_message && recvq_.valid) {
-		u8 st = code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
 		sroce_cqe c{};
 		c.wr_id = recvq_.wqe.wr_id;
-		c.status = st;
+		c.status = refused_recv_status(code);
 		c.opcode = ib::wc_recv;
 		c.qp_num = qpn_;
 		post_cqe_locked(*rcq_, c, false, b);
@@ -66,8 +70,7 @@ void Qp::reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b)
 		return;
 	}
 	if (recvq_.valid)
-		finish_recv_locked(code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err,
-				   resp_.recv_offset, rx, false, b);
+		finish_recv_locked(refused_recv_status(code), resp_.recv_offset, rx, false, b);
 	resp_.in_message = false;
 	resp_.drop_message = true;
 }
@@ -143,7 +146,7 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 		r = sge_scatter_pkt(*dev_, l, grh_len, rx.pkt, rx.payload_off, pi.payload_len);
 	u8 st = ib::wc_success;
 	if (r.is_error())
-		st = r.error().errno_value() == err::msgsize ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
+		st = len_or_prot_status(r.error());
 	resp_.msg_imm_data = pi.hdr.immdt.imm;
 	finish_recv_locked(st, grh_len + pi.payload_len, rx, pi.flags & ib::op_immdt, b);
 }

@@ -35,8 +35,7 @@ ktl::Result<Qp::Tx> Qp::tx_begin(sroce_env_path *path, const sroce_core_path_inf
 	auto w = r.is_error() || !out.subspan(l3, ib_len, &ibspan) ? ktl::Result<u32>(Error::from_errno(err::inval))
 								  : ib::write_ib_headers(hh, ibspan);
 	if (w.is_error()) {
-		sroce_env_pkt_free(t.pkt);
-		dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
+		tx_abort(t);
 		return w.error();
 	}
 	t.ib_off = l3;
@@ -59,6 +58,12 @@ void Qp::tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b) {
 	count(SROCE_CNT_TX_BYTES, t.len);
 	sroce_env_pkt_send(b, path, t.pkt);
 	t.pkt = nullptr;
+}
+
+void Qp::tx_abort(Tx &t) {
+	sroce_env_pkt_free(t.pkt);
+	t.pkt = nullptr;
+	dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
 }
 
 } // namespace sroce
