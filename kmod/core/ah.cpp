@@ -7,16 +7,12 @@ ktl::Result<ktl::RefPtr<Ah>> Ah::create(Pd &pd, sroce_env_path *path, const sroc
 	Device &dev = pd.device();
 	if (!path)
 		return ktl::Error::from_errno(ktl::err::inval);
-	if (!dev.counts().ahs.try_get(param::max_ah)) {
-		sroce_env_path_put(path);
-		return ktl::Error::from_errno(ktl::err::nomem);
-	}
 	// AHs are created in atomic context by kernel users (rdma_create_ah
 	// with RDMA_CREATE_AH_SLEEPABLE unset).
-	auto ah = ktl::make_ref<Ah>(ktl::AllocCtx::atomic, pd, path, info);
+	auto ah = create_counted<Ah>(dev.counts().ahs, param::max_ah, ktl::err::nomem, ktl::AllocCtx::atomic, pd, path,
+				     info);
 	if (ah.is_error()) {
 		sroce_env_path_put(path);
-		dev.counts().ahs.put();
 		return ah.error();
 	}
 	auto ref = ah.release_value();

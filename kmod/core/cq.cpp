@@ -10,14 +10,9 @@ namespace err = ktl::err;
 ktl::Result<ktl::RefPtr<CompletionQueue>> CompletionQueue::create(Device &dev, const sroce_core_cq_init &init) {
 	if (!init.ring || init.log_size > 31 || (1u << init.log_size) > param::max_cqe + 1)
 		return Error::from_errno(err::inval);
-	if (!dev.counts().cqs.try_get(param::max_cq, param::reserve::cq, init.user))
-		return Error::from_errno(err::nomem);
-	auto cq = ktl::make_ref<CompletionQueue>(ktl::AllocCtx::may_sleep, dev);
-	if (cq.is_error()) {
-		dev.counts().cqs.put();
-		return cq.error();
-	}
-	auto ref = cq.release_value();
+	auto ref = TRY(create_counted<CompletionQueue>(dev.counts().cqs,
+						       BoundedCount::ceiling(param::max_cq, param::reserve::cq, init.user),
+						       err::nomem, ktl::AllocCtx::may_sleep, dev));
 	TRY(ref->init(init)); // the destructor gives the count back
 	return ref;
 }

@@ -25,7 +25,8 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b);
 class BoundedCount {
 public:
 	// User objects stop reserve short of max (param::reserve).
-	bool try_get(u64 max, u64 reserve, bool user) { return try_get(user ? max - reserve : max); }
+	bool try_get(u64 max, u64 reserve, bool user) { return try_get(ceiling(max, reserve, user)); }
+	static constexpr u64 ceiling(u64 max, u64 reserve, bool user) { return user ? max - reserve : max; }
 	bool try_get(u64 max) {
 		u64 cur = n_.load(ktl::MemoryOrder::relaxed);
 		do {
@@ -43,6 +44,19 @@ public:
 private:
 	ktl::Atomic<u64> n_;
 };
+
+// Makes a T that holds one slot of `count` (ceiling `max`): the slot is
+// taken first and given back if the allocation fails; after that T's
+// destructor gives it back. `full` is the errno once the ceiling is reached.
+template <typename T, typename... A>
+ktl::Result<ktl::RefPtr<T>> create_counted(BoundedCount &count, u64 max, int full, ktl::AllocCtx ctx, A &&...args) {
+	if (!count.try_get(max))
+		return ktl::Error::from_errno(full);
+	auto obj = ktl::make_ref<T>(ctx, ktl::forward<A>(args)...);
+	if (obj.is_error())
+		count.put();
+	return obj;
+}
 
 // Live objects per device, readable by tests (debugfs) so leaks show.
 struct DeviceCounts {

@@ -48,14 +48,8 @@ ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 
 ktl::Result<ktl::RefPtr<Qp>> Qp::create(Device &dev, const sroce_core_qp_init &init) {
 	TRY(check_init(init));
-	if (!dev.counts().qps.try_get(param::max_qp, param::reserve::qp, init.user))
-		return Error::from_errno(err::nomem);
-	auto qp = ktl::make_ref<Qp>(ktl::AllocCtx::may_sleep, dev);
-	if (qp.is_error()) {
-		dev.counts().qps.put();
-		return qp.error();
-	}
-	auto ref = qp.release_value();
+	auto ref = TRY(create_counted<Qp>(dev.counts().qps, BoundedCount::ceiling(param::max_qp, param::reserve::qp, init.user),
+					  err::nomem, ktl::AllocCtx::may_sleep, dev));
 	TRY(ref->init(init)); // the destructor undoes a partial init
 	return ref;
 }

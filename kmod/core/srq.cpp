@@ -14,14 +14,9 @@ ktl::Result<ktl::RefPtr<Srq>> Srq::create(Device &dev, const sroce_core_srq_init
 	    init.max_sge > param::max_srq_sge ||
 	    sizeof(sroce_wqe) + usize(init.max_sge) * sizeof(sroce_sge) > init.stride)
 		return Error::from_errno(err::inval);
-	if (!dev.counts().srqs.try_get(param::max_srq, param::reserve::srq, init.user))
-		return Error::from_errno(err::nomem);
-	auto srq = ktl::make_ref<Srq>(ktl::AllocCtx::may_sleep, dev);
-	if (srq.is_error()) {
-		dev.counts().srqs.put();
-		return srq.error();
-	}
-	auto ref = srq.release_value();
+	auto ref = TRY(create_counted<Srq>(dev.counts().srqs,
+					   BoundedCount::ceiling(param::max_srq, param::reserve::srq, init.user), err::nomem,
+					   ktl::AllocCtx::may_sleep, dev));
 	TRY(ref->init(init));
 	return ref;
 }

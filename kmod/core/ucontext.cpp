@@ -25,16 +25,13 @@ ktl::Result<void> Ucontext::check_request(const sroce_alloc_ucontext_req &req, u
 ktl::Result<ktl::RefPtr<Ucontext>> Ucontext::create(Device &dev, const sroce_alloc_ucontext_req &req,
 						    usize req_len, sroce_alloc_ucontext_resp *resp) {
 	TRY(check_request(req, req_len));
-	if (!dev.counts().ucontexts.try_get(param::max_ucontext))
-		return Error::from_errno(err::mfile);
 	// Polled unless the device has no poller or the provider asked for
 	// doorbell mode; the response says which (SROCE_UCTX_CAP_SQ_POLL).
 	bool poll = dev.sq_poller().running() && !(req.flags & SROCE_UCTX_REQ_NO_SQ_POLL);
-	auto uctx = ktl::make_ref<Ucontext>(ktl::AllocCtx::may_sleep, dev, poll);
-	if (uctx.is_error()) {
-		dev.counts().ucontexts.put();
+	auto uctx = create_counted<Ucontext>(dev.counts().ucontexts, param::max_ucontext, err::mfile,
+					     ktl::AllocCtx::may_sleep, dev, poll);
+	if (uctx.is_error())
 		return uctx.error();
-	}
 	*resp = {};
 	resp->abi_version = SROCE_ABI_VERSION;
 	resp->caps = uctx.value()->sq_poll() ? SROCE_UCTX_CAP_SQ_POLL : 0;
