@@ -11,6 +11,7 @@
 #pragma once
 #include "abi.h"
 #include "ktl/atomic.h"
+#include "ktl/errno.h"
 #include "ktl/result.h"
 
 namespace sroce {
