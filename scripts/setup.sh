@@ -17,7 +17,7 @@ fi
 [ -n "$kver" ] || { echo "setup: cannot resolve the target kernel version" >&2; exit 1; }
 echo "setup: target kernel $kver"
 apt-get install -y -qq --no-install-recommends \
-	build-essential g++ make cmake pkg-config "linux-headers-$kver" \
+	build-essential g++ libtsan2 make cmake pkg-config "linux-headers-$kver" \
 	qemu-system-x86 busybox-static cpio kmod \
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers perftest rdmacm-utils \
 	python3-pyverbs \

@@ -39,19 +39,10 @@ TEST_CASE("Atomic fetch_add is atomic across threads", "[ktl][atomic]") {
 	CHECK(counter.load(MemoryOrder::relaxed) == 400000);
 }
 
-TEST_CASE("release/acquire publishes data written before the flag", "[ktl][atomic]") {
-	for (int round = 0; round < 200; round++) {
-		u32 data = 0, flag = 0;
-		std::thread producer([&] {
-			data = 42;
-			ktl::store_release(&flag, 1u); // pairs with load_acquire below
-		});
-		while (!ktl::load_acquire(&flag)) {
-		}
-		CHECK(data == 42);
-		producer.join();
-	}
-}
+// Release/acquire ordering is not tested here: x86 orders a store after
+// earlier stores and a load after earlier loads whatever the memory order
+// says, so a relaxed publication passes too. tests/build/run.sh checks it under ThreadSanitizer instead
+// (tests/build/ring_order), with relaxed mutants that must be caught.
 
 TEST_CASE("bit operations", "[ktl][bitops]") {
 	CHECK(ktl::is_pow2(1));

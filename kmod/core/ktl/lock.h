@@ -33,7 +33,9 @@ private:
 
 class [[nodiscard]] Guard : NonCopyable {
 public:
-	explicit Guard(SpinLock &l) : lock_(l), flags_(l.lock()) {}
+	// On the constructor too: GCC warns about a discarded `Guard{lock};`
+	// (locked and unlocked at once) only when the constructor says so.
+	[[nodiscard]] explicit Guard(SpinLock &l) : lock_(l), flags_(l.lock()) {}
 	~Guard() { lock_.unlock(flags_); }
 private:
 	SpinLock &lock_;
