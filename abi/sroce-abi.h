@@ -39,7 +39,7 @@ typedef unsigned long long __u64;
  * refused with EPROTO.
  */
 #define SROCE_UVERBS_ABI_VERSION 1
-#define SROCE_ABI_VERSION 1
+#define SROCE_ABI_VERSION 2 /* 2: WQE flags take the IBV_SEND_/IB_SEND_ values */
 
 /* Extensible limits shared by both sides. */
 #define SROCE_CACHELINE 64
@@ -143,13 +143,18 @@ struct sroce_sge {
 	__u32 lkey;
 };
 
+/* The values of IBV_SEND_* and IB_SEND_*, which agree, so that both posters
+ * copy send_flags through a mask; each asserts the equality at compile time
+ * (libuser/qp.c, kmod/linux/qp.c). */
 enum sroce_wqe_flags {
-	SROCE_WQE_SIGNALED = 1 << 0,
-	SROCE_WQE_SOLICITED = 1 << 1,
-	SROCE_WQE_INLINE = 1 << 2,
-	SROCE_WQE_FENCE = 1 << 3,
+	SROCE_WQE_FENCE = 1 << 0,
+	SROCE_WQE_SIGNALED = 1 << 1,
+	SROCE_WQE_SOLICITED = 1 << 2,
+	SROCE_WQE_INLINE = 1 << 3,
 	SROCE_WQE_IP_CSUM = 1 << 4,
 };
+#define SROCE_WQE_FLAGS_MASK \
+	(SROCE_WQE_FENCE | SROCE_WQE_SIGNALED | SROCE_WQE_SOLICITED | SROCE_WQE_INLINE | SROCE_WQE_IP_CSUM)
 
 #define SROCE_WQE_RECV 0xff
 

@@ -123,21 +123,16 @@ int sroce_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
+_Static_assert((unsigned)SROCE_WQE_FENCE == (unsigned)IBV_SEND_FENCE &&
+		       (unsigned)SROCE_WQE_SIGNALED == (unsigned)IBV_SEND_SIGNALED &&
+		       (unsigned)SROCE_WQE_SOLICITED == (unsigned)IBV_SEND_SOLICITED &&
+		       (unsigned)SROCE_WQE_INLINE == (unsigned)IBV_SEND_INLINE &&
+		       (unsigned)SROCE_WQE_IP_CSUM == (unsigned)IBV_SEND_IP_CSUM,
+	       "WQE flags are the IBV_SEND_ values");
+
 static uint16_t sroce_wqe_flags(unsigned int send_flags)
 {
-	uint16_t f = 0;
-
-	if (send_flags & IBV_SEND_SIGNALED)
-		f |= SROCE_WQE_SIGNALED;
-	if (send_flags & IBV_SEND_SOLICITED)
-		f |= SROCE_WQE_SOLICITED;
-	if (send_flags & IBV_SEND_INLINE)
-		f |= SROCE_WQE_INLINE;
-	if (send_flags & IBV_SEND_FENCE)
-		f |= SROCE_WQE_FENCE;
-	if (send_flags & IBV_SEND_IP_CSUM)
-		f |= SROCE_WQE_IP_CSUM;
-	return f;
+	return send_flags & SROCE_WQE_FLAGS_MASK;
 }
 
 /* The opcode-specific part. The kernel validates it all again. */

@@ -294,21 +294,16 @@ static int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 /* ---- kernel consumers' posts --------------------------------------------- */
 
+static_assert((unsigned int)SROCE_WQE_FENCE == (unsigned int)IB_SEND_FENCE &&
+		      (unsigned int)SROCE_WQE_SIGNALED == (unsigned int)IB_SEND_SIGNALED &&
+		      (unsigned int)SROCE_WQE_SOLICITED == (unsigned int)IB_SEND_SOLICITED &&
+		      (unsigned int)SROCE_WQE_INLINE == (unsigned int)IB_SEND_INLINE &&
+		      (unsigned int)SROCE_WQE_IP_CSUM == (unsigned int)IB_SEND_IP_CSUM,
+	      "WQE flags are the IB_SEND_ values");
+
 static u16 sroce_wqe_flags(int send_flags)
 {
-	u16 f = 0;
-
-	if (send_flags & IB_SEND_SIGNALED)
-		f |= SROCE_WQE_SIGNALED;
-	if (send_flags & IB_SEND_SOLICITED)
-		f |= SROCE_WQE_SOLICITED;
-	if (send_flags & IB_SEND_INLINE)
-		f |= SROCE_WQE_INLINE;
-	if (send_flags & IB_SEND_FENCE)
-		f |= SROCE_WQE_FENCE;
-	if (send_flags & IB_SEND_IP_CSUM)
-		f |= SROCE_WQE_IP_CSUM;
-	return f;
+	return send_flags & SROCE_WQE_FLAGS_MASK;
 }
 
 /* The opcode-specific part of a send WQE. The core checks which opcodes
