@@ -1,7 +1,7 @@
 # sroce: soft-RoCE device for Linux. See README.md.
 #
 #   make setup        install Debian packages, fetch the target kernel image
-#   make              build the module, the provider, test programs, host tests
+#   make              build the module, the test module, the provider, test programs, host tests
 #   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
 #   make test-vm-slow the slow VM tests (tests/vm/slow: all netem faults, SQ poller stress), ~15 min
@@ -22,6 +22,7 @@ KVER ?= $(shell $(TOP)/scripts/kver)
 KDIR ?= /lib/modules/$(KVER)/build
 BUILD := $(TOP)/build
 KOBJ := $(BUILD)/kmod-$(KVER)
+SOBJ := $(BUILD)/kmod-selftest-$(KVER)
 UOBJ := $(BUILD)/user
 POBJ := $(BUILD)/progs
 HOBJ := $(BUILD)/host
@@ -41,13 +42,21 @@ setup:
 # ---- kernel module --------------------------------------------------------
 # Kbuild on 6.1 writes objects next to the sources; build in a symlink copy
 # of kmod/ so the source tree stays clean and each KVER has its own objects.
+# Then the test module (tests/kmod, sroce_selftest.ko), in its own tree and
+# against sroce.ko's exports; only the VM tests load it, `make install`
+# leaves it out.
+mirror = mkdir -p $(2) && find $(2) -xtype l -delete && cp -rsf $(1)/. $(2)/
+
 kmod:
 	@test -d $(KDIR) || { echo "no kernel headers for $(KVER) at $(KDIR): run 'make setup'" >&2; exit 1; }
-	@mkdir -p $(KOBJ)
-	@find $(KOBJ) -xtype l -delete
-	@cp -rsf $(TOP)/kmod/. $(KOBJ)/
+	@$(call mirror,$(TOP)/kmod,$(KOBJ))
 	$(MAKE) -C $(KDIR) M=$(KOBJ) SROCE_ABI=$(TOP)/abi modules
 	bash $(TOP)/scripts/check-core-objects.sh $$(grep -qE '^CONFIG_(KASAN|UBSAN)=y' $(KDIR)/.config 2>/dev/null && echo --sanitized) $(KOBJ)/core
+	@$(call mirror,$(TOP)/tests/kmod,$(SOBJ))
+	@# modpost again every time: sroce.ko's exports (their CRCs) may have changed.
+	@rm -f $(SOBJ)/Module.symvers
+	$(MAKE) -C $(KDIR) M=$(SOBJ) SROCE_KMOD=$(TOP)/kmod SROCE_ABI=$(TOP)/abi \
+		KBUILD_EXTRA_SYMBOLS=$(KOBJ)/Module.symvers modules
 
 check-core: kmod
 

@@ -27,6 +27,7 @@ void sroce_batch_init(struct sroce_env_batch *b)
 	b->nevents = 0;
 	rcu_read_lock();
 }
+SROCE_EXPORT_FOR_TESTS(sroce_batch_init);
 
 void sroce_env_event(struct sroce_env_batch *b, void *owner, int kind)
 {
@@ -42,6 +43,7 @@ void sroce_env_event(struct sroce_env_batch *b, void *owner, int kind)
 	b->events[b->nevents].kind = kind;
 	b->nevents++;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_event);
 
 static void sroce_raise(const struct sroce_batch_event *e)
 {
@@ -120,3 +122,4 @@ void sroce_batch_flush(struct sroce_dev *sdev, struct sroce_env_batch *b)
 	b->nevents = 0;
 	rcu_read_unlock();
 }
+SROCE_EXPORT_FOR_TESTS(sroce_batch_flush);

@@ -56,6 +56,7 @@ unsigned int sroce_env_crc32_le(unsigned int crc, const void *p, unsigned long l
 		return sroce_crc_accel(tfm, crc, p, len);
 	return crc32_le(crc, p, len);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_crc32_le);
 
 /* Nanoseconds per 4 KiB, the best of three timed runs. */
 static u64 sroce_crc_time(struct crypto_shash *tfm, const u8 *buf, u32 *out)

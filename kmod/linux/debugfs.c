@@ -88,7 +88,6 @@ void sroce_debugfs_init(void)
 	sroce_debugfs_root = debugfs_create_dir("sroce", NULL);
 	debugfs_create_file("counts", 0444, sroce_debugfs_root, NULL, &sroce_module_counts_fops);
 	debugfs_create_file("icrc", 0444, sroce_debugfs_root, NULL, &sroce_icrc_fops);
-	sroce_selftest_init(sroce_debugfs_root);
 }
 
 void sroce_debugfs_exit(void)
@@ -104,7 +103,6 @@ void sroce_debugfs_add_dev(struct sroce_dev *sdev)
 	/* debugfs' proxy makes removal wait for a read in progress. */
 	debugfs_create_file("counts", 0444, sdev->debugfs, sdev, &sroce_dev_counts_fops);
 	debugfs_create_file("sq_poll", 0444, sdev->debugfs, sdev, &sroce_dev_sq_poll_fops);
-	sroce_selftest_add_dev(sdev);
 }
 
 /* From dealloc_driver, before the core goes; safe if never added. */

@@ -79,6 +79,7 @@ void sroce_env_pkt_free(struct sroce_env_pkt *pkt)
 	/* The core may free under a lock with interrupts off. */
 	dev_consume_skb_any(skb);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_pkt_free);
 
 void sroce_env_pkt_send(struct sroce_env_batch *b, struct sroce_env_path *path,
 			struct sroce_env_pkt *pkt)
@@ -102,6 +103,7 @@ const unsigned char *sroce_env_pkt_head(const struct sroce_env_pkt *pkt, unsigne
 	*total = skb->len;
 	return skb->data;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_pkt_head);
 
 int sroce_env_pkt_read(const struct sroce_env_pkt *pkt, unsigned int off, void *dst,
 		       unsigned int len)
@@ -112,6 +114,7 @@ int sroce_env_pkt_read(const struct sroce_env_pkt *pkt, unsigned int off, void *
 		return -EFAULT;
 	return skb_copy_bits(skb, off, dst, len);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_pkt_read);
 
 unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int off,
 				 unsigned int len, unsigned int crc)
@@ -139,6 +142,7 @@ unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int o
 	skb_abort_seq_read(&st);
 	return crc;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_pkt_crc32);
 
 /* ---- transmission (flush) ------------------------------------------------ */
 

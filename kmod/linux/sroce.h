@@ -7,6 +7,7 @@
 #define SROCE_GLUE_H
 
 #include <linux/atomic.h>
+#include <linux/export.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
@@ -325,8 +326,15 @@ extern struct workqueue_struct *sroce_dp_wq;
 extern atomic_long_t sroce_rx_no_dev; /* net.c: no sroce device for the receiving netdev */
 extern atomic_long_t sroce_rx_loopback; /* net.c: UDP 4791 on lo, dropped (sroce never sends there) */
 
-/* selftest.c: debugfs hooks that exist only with the selftest parameter. */
-void sroce_selftest_init(struct dentry *root);
-void sroce_selftest_add_dev(struct sroce_dev *sdev);
+/*
+ * The test module (tests/kmod, sroce_selftest.ko, never installed) runs
+ * in-kernel tests of the data-path services above: packets, batches,
+ * timers and work, and the ICRC's CRC-32. It reaches them through these
+ * exports in their own namespace, which nothing else imports:
+ * sroce_env_pkt_{head,read,crc32,free} (pkt.c), sroce_batch_{init,flush}
+ * and sroce_env_event (batch.c), sroce_env_{timer,work}_* (timer.c) and
+ * sroce_env_crc32_le (crc.c).
+ */
+#define SROCE_EXPORT_FOR_TESTS(sym) EXPORT_SYMBOL_NS_GPL(sym, SROCE_SELFTEST)
 
 #endif /* SROCE_GLUE_H */

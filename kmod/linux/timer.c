@@ -69,6 +69,7 @@ struct sroce_env_timer *sroce_env_timer_create(sroce_env_callback fn, void *arg)
 	timer_setup(&t->timer, sroce_timer_fn, 0);
 	return t;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_timer_create);
 
 void sroce_env_timer_arm(struct sroce_env_timer *t, unsigned long long delay_ns)
 {
@@ -77,6 +78,7 @@ void sroce_env_timer_arm(struct sroce_env_timer *t, unsigned long long delay_ns)
 
 	mod_timer(&t->timer, jiffies + (unsigned long)min_t(u64, ticks, MAX_JIFFY_OFFSET));
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_timer_arm);
 
 /* Removes a pending expiry and waits for a running callback. A callback
  * that re-arms its own timer is stopped too; arming from elsewhere must
@@ -86,6 +88,7 @@ void sroce_env_timer_cancel(struct sroce_env_timer *t)
 	WARN_ON_ONCE(!sroce_may_sleep()); /* env.h: process context */
 	timer_delete_sync(&t->timer);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_timer_cancel);
 
 static void sroce_timer_free_fn(struct work_struct *work)
 {
@@ -114,6 +117,7 @@ void sroce_env_timer_destroy(struct sroce_env_timer *t)
 	INIT_WORK(&t->free_work, sroce_timer_free_fn);
 	queue_work(sroce_dp_wq, &t->free_work);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_timer_destroy);
 
 /* ---- work ----------------------------------------------------------------- */
 
@@ -142,6 +146,7 @@ struct sroce_env_work *sroce_env_work_create(sroce_env_callback fn, void *arg)
 	INIT_WORK(&w->work, sroce_work_fn);
 	return w;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_work_create);
 
 /* queue_work gives env.h's semantics: pending stays one run; queued while
  * running, it runs once more after; never on two CPUs at once. */
@@ -149,12 +154,14 @@ void sroce_env_work_queue(struct sroce_env_work *w)
 {
 	queue_work(sroce_dp_wq, &w->work);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_work_queue);
 
 void sroce_env_work_cancel(struct sroce_env_work *w)
 {
 	WARN_ON_ONCE(!sroce_may_sleep()); /* env.h: process context */
 	cancel_work_sync(&w->work);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_work_cancel);
 
 static void sroce_work_free_fn(struct work_struct *work)
 {
@@ -178,3 +185,4 @@ void sroce_env_work_destroy(struct sroce_env_work *w)
 	INIT_WORK(&w->free_work, sroce_work_free_fn);
 	queue_work(sroce_dp_wq, &w->free_work);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_env_work_destroy);

@@ -116,6 +116,8 @@ t "installed module, library, provider link, driver file, header, sroce-dump and
 	"$(cat "$root/etc/libibverbs.d/sroce.driver" 2>/dev/null)" = "driver sroce" -a \
 	-f "$root/usr/include/infiniband/srocedv.h" -a -x "$root/usr/sbin/sroce-dump" -a \
 	-f "$root/usr/share/man/man8/sroce-dump.8"
+t "the test module, built by make kmod, is not installed" 0 sh -c \
+	"test -f '$top/build/kmod-selftest-$kver/sroce_selftest.ko' && ! find '$root' -name 'sroce_selftest*' | grep -q ."
 rm -rf "$root"
 
 echo "build: $passed passed, $failed failed"

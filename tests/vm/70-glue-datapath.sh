@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The data-path glue (kmod/linux: batch, pkt, path, timer, the UDP receive
-# path) through the module's test hooks (modprobe sroce selftest=1, see
-# kmod/linux/selftest.c):
+# path) through the test module sroce_selftest.ko (tests/kmod, built by
+# make kmod, staged next to sroce.ko by scripts/vm-run):
 #  - the in-kernel tests of packets, batches, timers and work;
 #  - the ICRC's CRC-32 chosen at load (icrc=auto|accel, kmod/linux/crc.c);
-#  - RoCEv2 packets sent from s1 (vethA, init_net) to s2 (vethB, namespace
-#    h2) over IPv4 and IPv6, seen on the wire with tshark and counted by
-#    the receiving device; addressing from the path (TTL/hop limit, traffic
-#    class, flow label);
+#  - ib_drain_qp of a kernel UD QP;
+#  - RoCEv2 UD SENDs from a kernel UD QP of s1 (vethA, init_net) to s2
+#    (vethB, namespace h2) over IPv4 and IPv6, seen on the wire with tshark
+#    and counted by the receiving device; addressing from the AH's path
+#    (TTL/hop limit, traffic class, flow label);
 #  - the IPv6 UDP checksum, by the device (offload) and computed in
 #    software, which the receiving UDP stack verifies;
 #  - a device sending to its own address: straight to its own receive path
@@ -18,6 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 
 D=/sys/kernel/debug/sroce
+T=/sys/kernel/debug/sroce_selftest
 
 # in_ns NS CMD...: CMD in namespace NS, or in init_net when NS is "-".
 in_ns() {
@@ -26,7 +28,9 @@ in_ns() {
 	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
 }
 cnt() { awk -v n="$2" '$1 == n { print $2 }' "$D/$1/counts"; }
-tx() { echo "$2" >"$D/$1/selftest_tx"; }
+# tx DEV "SRC DST COUNT DESTQP [PAYLOAD TCLASS HOPLIMIT FLOWLABEL]": DEV's
+# kernel UD QP sends COUNT SENDs (PSN 0 up) over an AH from SRC to DST.
+tx() { echo "$1 $2" >$T/ud_send; }
 # has_gid DEV GID: the sysfs form of a GID is in DEV's table.
 has_gid() { cat /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null | grep -qx "$2"; }
 
@@ -105,13 +109,16 @@ selftest_passed() { printf '%s\n' "$out" | tail -1 | grep -qx 'passed [1-9][0-9]
 psns() { [ "$(fields "$1" "$2" infiniband.bth.psn | tr '\n' ' ')" = "$3" ]; }
 no_zero_csum() { ! fields "$1" "$2" udp.checksum | grep -qx 0x0000; }
 gids() { wait_until 10 has_gid "$1" "$2" && wait_until 10 has_gid "$1" "$3"; }
+# clean DEV OBJS: nothing in flight, no path, no tx error, and the QPs and
+# AHs DEV had before sroce_selftest's (OBJS, from objs: ib_mad's GSI QP).
 clean() {
 	[ "$(cnt "$1" pkts_in_flight)" -eq 0 ] && [ "$(cnt "$1" glue_pkts_in_flight)" -eq 0 ] &&
-		[ "$(cnt "$1" paths)" -eq 0 ] && [ "$(cnt "$1" tx_errors)" -eq 0 ]
+		[ "$(cnt "$1" paths)" -eq 0 ] && [ "$(cnt "$1" tx_errors)" -eq 0 ] && [ "$(objs "$1")" = "$2" ]
 }
+objs() { echo "qps $(cnt "$1" qps) ahs $(cnt "$1" ahs)"; }
 
-check "modprobe sroce selftest=1" modprobe sroce selftest=1
-out=$(cat $D/selftest)
+check "modprobe sroce_selftest (loads sroce)" modprobe sroce_selftest
+out=$(cat $T/glue)
 printf '%s\n' "$out" | grep FAIL
 check "in-kernel tests of packets, batches, timers, work ($(printf '%s\n' "$out" | tail -1))" selftest_passed
 
@@ -123,10 +130,12 @@ check "s1 GIDs" gids s1 0000:0000:0000:0000:0000:ffff:0a00:0101 fd00:0001:0000:0
 check "s2 GIDs" gids s2 0000:0000:0000:0000:0000:ffff:0a00:0102 fd00:0001:0000:0000:0000:0000:0000:0002
 cap_start h2 vethB
 cap_start - lo
+objs1=$(objs s1)
+objs2=$(objs s2)
 
 # ib_drain_qp of a kernel UD QP: its drain WR is an ib_rdma_wr, which the
 # UD post path must not read as an ib_ud_wr (KASAN under make test-debug).
-check "ib_drain_qp of a kernel UD QP completes" sh -c "echo 1 >$D/s1/selftest_drain"
+check "ib_drain_qp of a kernel UD QP completes" sh -c "echo s1 >$T/ud_drain"
 
 # ---- IPv4 across the veth pair ----
 rx2=$(cnt s2 rx_pkts)
@@ -206,26 +215,29 @@ check_fails "vethA down: no route" "unreachable" tx s1 "10.0.1.1 10.0.1.2 1 1"
 ip link set vethA up
 
 # ---- nothing left over ----
-check "s1: no packet in flight, no path, no tx error" clean s1
-check "s2: no packet in flight, no path, no tx error" clean s2
+check "s1: no packet in flight, no path, no tx error, $objs1 as before" clean s1 "$objs1"
+check "s2: no packet in flight, no path, no tx error, $objs2 as before" clean s2 "$objs2"
 check "delete s1" rdma link delete s1
 ip netns del h2
 check "s2 gone with h2" wait_until 10 sh -c '! rdma link show | grep -q s2'
 ip link del vethA 2>/dev/null
+check "rmmod sroce_selftest" rmmod sroce_selftest
 check "rmmod sroce" rmmod sroce
 
 # ---- the ICRC's CRC-32 (kmod/linux/crc.c) ----
 # auto keeps the faster of crc32_le and the crypto API's crc32 (timed at
 # load: under TCG crc32_le wins); accel forces crc32-pclmul, which must give
-# crc32_le's result for every length and alignment (the selftest "crc").
-check "modprobe sroce selftest=1 (icrc=auto)" modprobe sroce selftest=1
+# crc32_le's result for every length and alignment (sroce_selftest's "crc").
+check "modprobe sroce (icrc=auto)" modprobe sroce
 check "icrc=auto: timed both" grep -qE '^ns_per_4k_accel [1-9]' $D/icrc
 log "  $(tr '\n' ' ' <$D/icrc)"
 check "rmmod sroce" rmmod sroce
-check "modprobe sroce selftest=1 icrc=accel" modprobe sroce selftest=1 icrc=accel
+check "modprobe sroce icrc=accel" modprobe sroce icrc=accel
+check "modprobe sroce_selftest" modprobe sroce_selftest
 check "icrc=accel: crc32-pclmul" grep -qx 'impl crc32-pclmul' $D/icrc
-out=$(cat $D/selftest)
+out=$(cat $T/glue)
 check "icrc=accel: equal to crc32_le at every length and alignment" grep -qx 'ok crc' <<<"$out"
+check "rmmod sroce_selftest" rmmod sroce_selftest
 check "rmmod sroce" rmmod sroce
 rm -f "$CAPS"*
 finish

@@ -68,8 +68,10 @@ make_veth() {
 rdma_has() { rdma link show 2>/dev/null | grep -q "$1"; }
 module_loaded() { grep -q "^$1 " /proc/modules; }
 
-# Removes every sroce device and the module, whatever a test left behind.
+# Removes every sroce device and the module (and the test module, which
+# holds it), whatever a test left behind.
 cleanup_sroce() {
+	module_loaded sroce_selftest && rmmod sroce_selftest 2>/dev/null
 	module_loaded sroce && rmmod sroce 2>/dev/null
 	return 0
 }

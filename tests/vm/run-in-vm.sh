@@ -34,6 +34,8 @@ for t in "${tests[@]}"; do
 	# devices in them) behind; the next test starts without them, and the
 	# kernel log below covers their removal.
 	ip -all netns delete 2>/dev/null
+	# Nor may it leave the test module loaded: it holds sroce.ko.
+	rmmod sroce_selftest 2>/dev/null
 	# Kernel log lines of this test are its evidence too.
 	if dmesg | grep -E "$bad"; then
 		echo "  FAIL: kernel log shows the lines above"

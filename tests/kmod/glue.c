@@ -1,57 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * selftest.c - in-kernel tests of the data-path glue that need no core
- * objects. They exist only with the module parameter selftest=1
- * (tests/vm/70-glue-datapath.sh):
- *
- *   <debugfs>/sroce/selftest            read: runs the packet, batch, timer
- *                                       and work tests, one "ok NAME" or
- *                                       "FAIL NAME: why" line each
- *   <debugfs>/sroce/<ibdev>/selftest_tx write "SRC DST COUNT DESTQP
- *                                       [PAYLOAD TCLASS HOPLIMIT FLOWLABEL]":
- *                                       resolves a path from the GID of SRC
- *                                       to DST and sends COUNT RoCEv2 UD
- *                                       SEND_ONLY packets through a batch
- *
- * The packets are written here as a core would (their ICRC is left zero):
- * what is tested is the glue around them (route, namespace, checksum,
- * loopback, the receiving side's device lookup).
+ * glue.c - tests of the data-path services of sroce.ko's glue that need no
+ * device: packets (kmod/linux/pkt.c), batches (batch.c), timers and work
+ * (timer.c) and the ICRC's CRC-32 (crc.c), through the symbols sroce.ko
+ * exports in the namespace SROCE_SELFTEST. Read <debugfs>/sroce_selftest/glue
+ * to run them (main.c).
  */
 #include <linux/crc32.h>
-#include <linux/debugfs.h>
 #include <linux/delay.h>
-#include <linux/inet.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/module.h>
-#include <linux/random.h>
-#include <linux/seq_file.h>
-#include <linux/udp.h>
-#include <net/ipv6.h>
-#include <rdma/ib_cache.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
 
 #include "sroce.h"
-
-static bool sroce_selftest;
-module_param_named(selftest, sroce_selftest, bool, 0444);
-MODULE_PARM_DESC(selftest, "Add debugfs hooks that test the data-path glue (for tests only; default: N)");
-
-struct st_ctx {
-	struct seq_file *m;
-	int passed;
-	int failed;
-};
-
-#define ST_CHECK(ctx, name, cond, fmt, ...)                                              \
-	do {                                                                             \
-		if (cond) {                                                              \
-			seq_printf((ctx)->m, "ok %s\n", name);                           \
-			(ctx)->passed++;                                                 \
-		} else {                                                                 \
-			seq_printf((ctx)->m, "FAIL %s: " fmt "\n", name, ##__VA_ARGS__); \
-			(ctx)->failed++;                                                 \
-		}                                                                        \
-	} while (0)
+#include "selftest.h"
 
 /* ---- packets ------------------------------------------------------------ */
 
@@ -411,7 +372,8 @@ static void st_async(struct st_ctx *ctx)
 		sroce_env_timer_destroy(a.timer);
 		sroce_env_work_destroy(a.work);
 		spin_unlock_irqrestore(&lock, flags);
-		flush_workqueue(sroce_dp_wq); /* the deferred frees */
+		/* The deferred frees run later on sroce's workqueue and
+		 * touch only the timer and the work item. */
 		msleep(100);
 		ST_CHECK(ctx, "destroy_in_atomic_context_cancels", atomic_read(&a.runs) == 0, "%d runs",
 			 atomic_read(&a.runs));
@@ -442,231 +404,14 @@ static void st_crc(struct st_ctx *ctx)
 			if (sroce_env_crc32_le(~0u, buf + off, lens[i]) != crc32_le(~0u, buf + off, lens[i]))
 				bad++;
 	kfree(buf);
-	ST_CHECK(ctx, "crc", !bad, "%s: %u of %zu lengths and offsets differ from crc32_le", sroce_crc_name(),
-		 bad, ARRAY_SIZE(lens) * 8);
+	ST_CHECK(ctx, "crc", !bad, "%u of %zu lengths and offsets differ from crc32_le", bad,
+		 ARRAY_SIZE(lens) * 8);
 }
 
-static int st_show(struct seq_file *m, void *unused)
+void st_glue(struct st_ctx *ctx)
 {
-	struct st_ctx ctx = { .m = m };
-
-	st_crc(&ctx);
-
-	st_packets(&ctx);
-	st_events(&ctx);
-	st_async(&ctx);
-	seq_printf(m, "passed %d failed %d\n", ctx.passed, ctx.failed);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(st);
-
-/* ---- transmission ----------------------------------------------------------- */
-
-#define ST_BTH_OP_UD_SEND_ONLY 0x64
-#define ST_QKEY 0x11111111
-
-static void st_put_be32(u8 *p, u32 v)
-{
-	__be32 x = cpu_to_be32(v);
-
-	memcpy(p, &x, sizeof(x));
-}
-
-/* IP, UDP, BTH, DETH, payload, ICRC (zero), as a core would write them. */
-static void st_write_packet(u8 *p, unsigned int len, const struct sroce_core_path_info *info,
-			    u32 destqp, u32 psn, u16 id)
-{
-	unsigned int l3, i;
-	struct udphdr *uh;
-	u8 *bth;
-
-	if (info->ipv6) {
-		struct ipv6hdr *ip6h = (struct ipv6hdr *)p;
-
-		ip6_flow_hdr(ip6h, info->tclass, htonl(info->flow_label));
-		ip6h->payload_len = htons(len - sizeof(*ip6h));
-		ip6h->nexthdr = IPPROTO_UDP;
-		ip6h->hop_limit = info->hop_limit;
-		memcpy(&ip6h->saddr, info->src, 16);
-		memcpy(&ip6h->daddr, info->dst, 16);
-		l3 = sizeof(*ip6h);
-	} else {
-		struct iphdr *iph = (struct iphdr *)p;
-
-		memset(iph, 0, sizeof(*iph));
-		iph->version = 4;
-		iph->ihl = 5;
-		iph->tos = info->tclass;
-		iph->tot_len = htons(len);
-		iph->id = htons(id);
-		iph->frag_off = htons(IP_DF);
-		iph->ttl = info->hop_limit;
-		iph->protocol = IPPROTO_UDP;
-		memcpy(&iph->saddr, info->src + 12, 4);
-		memcpy(&iph->daddr, info->dst + 12, 4);
-		l3 = sizeof(*iph);
-	}
-	uh = (struct udphdr *)(p + l3);
-	uh->source = htons(0xc000 | (info->flow_label & 0x3fff));
-	uh->dest = htons(SROCE_UDP_PORT);
-	uh->len = htons(len - l3);
-	uh->check = 0;
-	bth = (u8 *)(uh + 1);
-	memset(bth, 0, 20);
-	bth[0] = ST_BTH_OP_UD_SEND_ONLY;
-	bth[2] = 0xff; /* default P_Key */
-	bth[3] = 0xff;
-	st_put_be32(bth + 4, destqp & 0xffffff);
-	st_put_be32(bth + 8, psn & 0xffffff);
-	st_put_be32(bth + 12, ST_QKEY);  /* DETH */
-	st_put_be32(bth + 16, 1);        /* source QP 1 */
-	for (i = l3 + 8 + 20; i < len - 4; i++)
-		p[i] = (u8)i;
-	memset(p + len - 4, 0, 4);
-}
-
-static int st_parse_gid(const char *s, union ib_gid *gid)
-{
-	__be32 v4;
-
-	if (in4_pton(s, -1, (u8 *)&v4, -1, NULL)) {
-		ipv6_addr_set_v4mapped(v4, (struct in6_addr *)gid->raw);
-		return 0;
-	}
-	return in6_pton(s, -1, gid->raw, -1, NULL) ? 0 : -EINVAL;
-}
-
-static ssize_t st_tx_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos)
-{
-	struct sroce_dev *sdev = file->private_data;
-	unsigned int n, payload = 64, tclass = 0, hop_limit = 64, i, len;
-	int destqp, flow_label = 0;
-	struct sroce_core_path_info info;
-	struct rdma_ah_attr ah = {};
-	const struct ib_gid_attr *sgid_attr;
-	struct sroce_env_path *path;
-	struct sroce_env_batch b;
-	char buf[160], src[48], dst[48];
-	union ib_gid sgid, dgid;
-	int err;
-
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = 0;
-	if (sscanf(buf, "%47s %47s %u %i %u %u %u %i", src, dst, &n, &destqp, &payload, &tclass,
-		   &hop_limit, &flow_label) < 4 || n > 1000 || payload > 8192 || tclass > 255 ||
-	    hop_limit > 255 || destqp < 0 || destqp > 0xffffff || flow_label < 0 ||
-	    flow_label > IB_GRH_FLOWLABEL_MASK)
-		return -EINVAL;
-	if (st_parse_gid(src, &sgid) || st_parse_gid(dst, &dgid))
-		return -EINVAL;
-	sgid_attr = rdma_find_gid(&sdev->ibdev, &sgid, IB_GID_TYPE_ROCE_UDP_ENCAP, NULL);
-	if (IS_ERR(sgid_attr))
-		return PTR_ERR(sgid_attr);
-	ah.type = RDMA_AH_ATTR_TYPE_ROCE;
-	ah.port_num = 1;
-	rdma_ah_set_grh(&ah, &dgid, flow_label, sgid_attr->index, hop_limit, tclass);
-	ah.grh.sgid_attr = sgid_attr;
-	path = sroce_path_create(sdev, &ah, &info, true);
-	rdma_put_gid_attr(sgid_attr);
-	if (IS_ERR(path))
-		return PTR_ERR(path);
-
-	len = (info.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + 8 + 20 + payload + 4;
-	err = 0;
-	sroce_batch_init(&b);
-	for (i = 0; i < n; i++) {
-		unsigned char *data;
-		struct sroce_env_pkt *pkt = sroce_env_pkt_alloc(path, len, &data);
-
-		if (!pkt) {
-			err = -ENOMEM;
-			break;
-		}
-		st_write_packet(data, len, &info, destqp, i, (u16)get_random_u32());
-		sroce_env_pkt_send(&b, path, pkt);
-	}
-	sroce_batch_flush(sdev, &b);
-	sroce_env_path_put(path);
-	return err ?: count;
-}
-
-static const struct file_operations st_tx_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.write = st_tx_write,
-};
-
-/*
- * selftest_drain: a kernel UD QP in RTS drained with ib_drain_qp, as a
- * kernel ULP does before destroying it. ib_drain_sq posts an ib_rdma_wr:
- * a post_send that read it as an ib_ud_wr read past it (KASAN, under make
- * test-debug). Writing anything runs it; the write fails if the drain did.
- */
-static ssize_t st_drain_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos)
-{
-	struct sroce_dev *sdev = file->private_data;
-	struct ib_qp_init_attr init = {};
-	struct ib_qp_attr attr = {};
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	struct ib_qp *qp;
-	int err;
-
-	pd = ib_alloc_pd(&sdev->ibdev, 0);
-	if (IS_ERR(pd))
-		return PTR_ERR(pd);
-	cq = ib_alloc_cq(&sdev->ibdev, NULL, 16, 0, IB_POLL_DIRECT);
-	if (IS_ERR(cq)) {
-		err = PTR_ERR(cq);
-		goto out_pd;
-	}
-	init.send_cq = init.recv_cq = cq;
-	init.qp_type = IB_QPT_UD;
-	init.cap.max_send_wr = init.cap.max_recv_wr = 4;
-	init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-	qp = ib_create_qp(pd, &init);
-	if (IS_ERR(qp)) {
-		err = PTR_ERR(qp);
-		goto out_cq;
-	}
-	attr.qp_state = IB_QPS_INIT;
-	attr.port_num = 1;
-	attr.qkey = 0x11111111;
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY);
-	attr.qp_state = IB_QPS_RTR;
-	err = err ?: ib_modify_qp(qp, &attr, IB_QP_STATE);
-	attr.qp_state = IB_QPS_RTS;
-	attr.sq_psn = 0;
-	err = err ?: ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
-	if (!err)
-		ib_drain_qp(qp); /* waits for both flushed drain WRs */
-	ib_destroy_qp(qp);
-out_cq:
-	ib_free_cq(cq);
-out_pd:
-	ib_dealloc_pd(pd);
-	return err ?: count;
-}
-
-static const struct file_operations st_drain_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.write = st_drain_write,
-};
-
-void sroce_selftest_init(struct dentry *root)
-{
-	if (sroce_selftest)
-		debugfs_create_file("selftest", 0400, root, NULL, &st_fops);
-}
-
-void sroce_selftest_add_dev(struct sroce_dev *sdev)
-{
-	if (!sroce_selftest)
-		return;
-	debugfs_create_file("selftest_tx", 0200, sdev->debugfs, sdev, &st_tx_fops);
-	debugfs_create_file("selftest_drain", 0200, sdev->debugfs, sdev, &st_drain_fops);
+	st_crc(ctx);
+	st_packets(ctx);
+	st_events(ctx);
+	st_async(ctx);
 }
