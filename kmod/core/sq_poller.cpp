@@ -1,3 +1,6 @@
+// SqPoller: the per-device thread that polls user SQs, and the doorbell
+// that wakes it. The thread's loop is the state machine of
+// sq_poll_state.h; Documentation/sq-poller.md describes it.
 #include "sq_poller.h"
 #include "abi.h"
 #include "ktl/alloc.h"
@@ -150,102 +153,200 @@ bool SqPoller::poll_once() {
 
 void SqPoller::thread_main(void *arg, sroce_env_thread *self) { static_cast<SqPoller *>(arg)->run(self); }
 
+// The thread's own variables; only it touches them.
+struct SqPoller::Loop {
+	sroce_env_thread *self;
+	SqPollState state;
+	u64 last_work;       // the last work found, doorbell or wake-up
+	u64 contended_since; // 0: the CPU was free at the last look
+	u64 now;             // when the last scan found nothing
+};
+
+bool SqPoller::check_transition(SqPollState from, SqPollState to) {
+	return !KTL_WARN_ON(!sq_poll_transition_ok(from, to));
+}
+
+void SqPoller::move_to(Loop &l, SqPollState next) {
+	check_transition(l.state, next);
+	u32 bit = sq_poll_transition_bit(l.state, next);
+	u32 taken = taken_.load(ktl::MemoryOrder::relaxed);
+	// Only this thread writes: no read-modify-write, a store per new pair.
+	if (!(taken & bit))
+		taken_.store(taken | bit, ktl::MemoryOrder::relaxed);
+	l.state = next;
+}
+
 void SqPoller::run(sroce_env_thread *self) {
-	u64 last_work = sroce_env_now_ns();
-	u64 contended_since = 0; // 0: the CPU was free at the last look
-	bool napping = false;    // NEED_WAKEUP set while others have the CPU
-	while (!sroce_env_thread_should_stop(self)) {
-		if (wake_req_.exchange(0, ktl::MemoryOrder::acq_rel)) {
-			// A poster rang because it saw NEED_WAKEUP (a new context, or
-			// one that joined while we slept): polling resumes for all.
-			set_need_wakeup(false);
-			napping = false;
-			last_work = sroce_env_now_ns();
+	Loop l{self, SqPollState::poll, sroce_env_now_ns(), 0, 0};
+	while (l.state != SqPollState::stop) {
+		SqPollState next = SqPollState::stop;
+		switch (l.state) {
+		case SqPollState::poll:
+		case SqPollState::nap: {
+			Seen seen = scan(l); // a doorbell moves NAP to POLL
+			next = l.state == SqPollState::poll ? poll_state(l, seen) : nap_state(l, seen);
+			break;
 		}
-		if (poll_once()) {
-			last_work = sroce_env_now_ns();
-			sroce_env_thread_relax(self);
-			continue;
+		case SqPollState::doze:
+			next = doze_state(l);
+			break;
+		case SqPollState::sleep:
+			next = sleep_state(l);
+			break;
+		case SqPollState::stop:
+			break;
 		}
-		bool doze = false;
-		u64 now = sroce_env_now_ns();
-		if (now - last_work < idle_ns_) {
-			if (!sroce_env_thread_contended(self)) {
-				contended_since = 0;
-				if (napping) {
-					// Polling goes on, so no barrier: a post that
-					// still saw the flag rang and ran inline.
-					set_need_wakeup(false);
-					napping = false;
-				}
-				sroce_env_thread_relax(self);
-				continue;
-			}
-			// Others want this CPU. Brief contention (often the
-			// ksoftirqd our own sends woke) gets the CPU at once and
-			// polling goes on afterwards; meanwhile posts ring and run
-			// inline, as in a doze, instead of waiting for us. If it
-			// lasts, doze: spinning would take whole time slices
-			// from them.
-			if (!contended_since)
-				contended_since = now;
-			if (now - contended_since < grace_ns_) {
-				if (!napping) {
-					set_need_wakeup(true);
-					napping = true;
-				}
-				naps_.fetch_add(1, ktl::MemoryOrder::relaxed);
-				// Held like a doze: waking us would only cut
-				// the nap short, and we poll after it anyway.
-				doze_until_.store(now + nap_ns_, ktl::MemoryOrder::release);
-				sroce_env_thread_nap(self, nap_ns_);
-				doze_until_.store(0, ktl::MemoryOrder::release);
-				continue;
-			}
-			doze = true;
-		}
-		// The sleep path below sets and clears the flags itself.
-		contended_since = 0;
-		napping = false;
-		// Idle for idle_ns (or contended): announce it, then look once
-		// more before sleeping. From prepare_sleep on, a doorbell's
-		// wake is not lost.
-		sroce_env_thread_prepare_sleep(self);
-		bool moved;
-		{
-			ktl::Guard g(lock_);
-			set_need_wakeup_locked(true);
-			// SQ-W1: the NEED_WAKEUP stores before the producer loads.
-			// Pairs with the provider's full barrier in sroce_doorbell
-			// (SQ-W1) between its producer store and its NEED_WAKEUP
-			// load: either we see its WQEs here, or it sees the flag and
-			// rings the doorbell.
-			ktl::full_barrier();
-			moved = any_moved_locked();
-		}
-		// SQ-W2 pair: a doorbell's wake_req_ store is seen here, or its
-		// wake comes after prepare_sleep and sleep returns at once.
-		if (moved || wake_req_.load(ktl::MemoryOrder::acquire) || sroce_env_thread_should_stop(self)) {
-			sroce_env_thread_cancel_sleep(self);
-			set_need_wakeup(false);
-			rechecks_.fetch_add(1, ktl::MemoryOrder::relaxed);
-			last_work = sroce_env_now_ns();
-			continue;
-		}
-		if (doze) {
-			dozes_.fetch_add(1, ktl::MemoryOrder::relaxed);
-			doze_until_.store(sroce_env_now_ns() + idle_ns_, ktl::MemoryOrder::release);
-		}
-		asleep_.store(1, ktl::MemoryOrder::release);
-		sleeps_.fetch_add(1, ktl::MemoryOrder::relaxed);
-		sroce_env_thread_sleep(self);
-		asleep_.store(0, ktl::MemoryOrder::release);
-		doze_until_.store(0, ktl::MemoryOrder::release);
-		// Woken by a doorbell (handled at the top) or by stop.
-		last_work = sroce_env_now_ns();
+		move_to(l, next);
 	}
 	// Stopped: posters ring, and their doorbells drain inline.
 	set_need_wakeup(true);
+}
+
+// POLL and NAP: should_stop, a doorbell, then one scan of the targets.
+SqPoller::Seen SqPoller::scan(Loop &l) {
+	if (sroce_env_thread_should_stop(l.self))
+		return Seen::stop;
+	if (wake_req_.exchange(0, ktl::MemoryOrder::acq_rel)) {
+		// A poster rang because it saw NEED_WAKEUP (a new context, or
+		// one that joined while we slept): polling resumes for all.
+		set_need_wakeup(false);
+		move_to(l, SqPollState::poll);
+		l.last_work = sroce_env_now_ns();
+	}
+	if (poll_once()) {
+		l.last_work = sroce_env_now_ns();
+		return Seen::work;
+	}
+	l.now = sroce_env_now_ns();
+	if (l.now - l.last_work >= idle_ns_)
+		return Seen::idle;
+	if (!sroce_env_thread_contended(l.self)) {
+		l.contended_since = 0;
+		return Seen::cpu_free;
+	}
+	// Others want this CPU. Brief contention (often the ksoftirqd our own
+	// sends woke) gets the CPU at once and polling goes on afterwards;
+	// meanwhile posts ring and run inline, as in a doze, instead of
+	// waiting for us. If it lasts, doze: spinning would take whole time
+	// slices from them.
+	if (!l.contended_since)
+		l.contended_since = l.now;
+	return l.now - l.contended_since < grace_ns_ ? Seen::cpu_wanted : Seen::cpu_kept;
+}
+
+// POLL: awake, spinning while the CPU is free. NEED_WAKEUP is down once a
+// doorbell brought it here (after a sleep it stays up until one does).
+SqPollState SqPoller::poll_state(Loop &l, Seen seen) {
+	switch (seen) {
+	case Seen::work:
+	case Seen::cpu_free:
+		sroce_env_thread_relax(l.self);
+		return SqPollState::poll;
+	case Seen::cpu_wanted:
+		set_need_wakeup(true);
+		nap(l);
+		return SqPollState::nap;
+	default:
+		return awake_exit(seen);
+	}
+}
+
+// NAP: NEED_WAKEUP up while others have the CPU, scanning after each nap.
+SqPollState SqPoller::nap_state(Loop &l, Seen seen) {
+	switch (seen) {
+	case Seen::work:
+		// The flag stays up until a scan finds the CPU free.
+		sroce_env_thread_relax(l.self);
+		return SqPollState::nap;
+	case Seen::cpu_free:
+		// Polling goes on, so no barrier: a post that still saw the
+		// flag rang and ran inline.
+		set_need_wakeup(false);
+		sroce_env_thread_relax(l.self);
+		return SqPollState::poll;
+	case Seen::cpu_wanted:
+		nap(l);
+		return SqPollState::nap;
+	default:
+		return awake_exit(seen);
+	}
+}
+
+// Where POLL and NAP go alike: STOP, DOZE or SLEEP.
+SqPollState SqPoller::awake_exit(Seen seen) {
+	if (seen == Seen::stop)
+		return SqPollState::stop;
+	// With a nap's flag up or not: the sleep path sets and clears the
+	// flags itself.
+	return seen == Seen::cpu_kept ? SqPollState::doze : SqPollState::sleep;
+}
+
+void SqPoller::nap(Loop &l) {
+	naps_.fetch_add(1, ktl::MemoryOrder::relaxed);
+	// Held like a doze: waking us would only cut the nap short, and we
+	// poll after it anyway.
+	doze_until_.store(l.now + nap_ns_, ktl::MemoryOrder::release);
+	sroce_env_thread_nap(l.self, nap_ns_);
+	doze_until_.store(0, ktl::MemoryOrder::release);
+}
+
+// DOZE: the CPU stayed contended past the grace. Asleep as in SLEEP, but
+// for idle_ns doorbells do not wake the thread (doorbell()).
+SqPollState SqPoller::doze_state(Loop &l) {
+	if (sleep_cancelled(l))
+		return SqPollState::poll;
+	dozes_.fetch_add(1, ktl::MemoryOrder::relaxed);
+	doze_until_.store(sroce_env_now_ns() + idle_ns_, ktl::MemoryOrder::release);
+	sleep_until_woken(l);
+	return SqPollState::poll;
+}
+
+// SLEEP: nothing for idle_ns; asleep until a doorbell or stop.
+SqPollState SqPoller::sleep_state(Loop &l) {
+	if (!sleep_cancelled(l))
+		sleep_until_woken(l);
+	return SqPollState::poll;
+}
+
+// The way into DOZE and SLEEP. True if the last look found something: the
+// sleep is cancelled, NEED_WAKEUP down again, and polling resumes.
+bool SqPoller::sleep_cancelled(Loop &l) {
+	l.contended_since = 0;
+	// Idle for idle_ns (or contended): announce it, then look once more
+	// before sleeping. From prepare_sleep on, a doorbell's wake is not
+	// lost.
+	sroce_env_thread_prepare_sleep(l.self);
+	bool moved;
+	{
+		ktl::Guard g(lock_);
+		set_need_wakeup_locked(true);
+		// SQ-W1: the NEED_WAKEUP stores before the producer loads.
+		// Pairs with the provider's full barrier in sroce_doorbell
+		// (SQ-W1) between its producer store and its NEED_WAKEUP
+		// load: either we see its WQEs here, or it sees the flag and
+		// rings the doorbell.
+		ktl::full_barrier();
+		moved = any_moved_locked();
+	}
+	// SQ-W2 pair: a doorbell's wake_req_ store is seen here, or its
+	// wake comes after prepare_sleep and sleep returns at once.
+	if (!moved && !wake_req_.load(ktl::MemoryOrder::acquire) && !sroce_env_thread_should_stop(l.self))
+		return false;
+	sroce_env_thread_cancel_sleep(l.self);
+	set_need_wakeup(false);
+	rechecks_.fetch_add(1, ktl::MemoryOrder::relaxed);
+	l.last_work = sroce_env_now_ns();
+	return true;
+}
+
+void SqPoller::sleep_until_woken(Loop &l) {
+	asleep_.store(1, ktl::MemoryOrder::release);
+	sleeps_.fetch_add(1, ktl::MemoryOrder::relaxed);
+	sroce_env_thread_sleep(l.self);
+	asleep_.store(0, ktl::MemoryOrder::release);
+	doze_until_.store(0, ktl::MemoryOrder::release);
+	// Woken by a doorbell (POLL's scan handles it first) or by stop.
+	l.last_work = sroce_env_now_ns();
 }
 
 } // namespace sroce

@@ -8,8 +8,9 @@
 // naps, leaving them the CPU while posts ring and run inline; if they
 // still want the CPU after a short grace it takes the sleep path without
 // waiting sq_idle_us: such a doze lasts sq_idle_us, during which posts ring
-// and run inline without waking the thread. The protocol is described in
-// Documentation/sq-poller.md.
+// and run inline without waking the thread. The thread's loop is a state
+// machine (POLL, NAP, DOZE, SLEEP; the legal transitions are in
+// sq_poll_state.h). The protocol is described in Documentation/sq-poller.md.
 //
 // The logic is here and runs on env.h threads, so the host tests drive the
 // same code with real threads (tests/host/test_sq_poller.cpp).
@@ -18,6 +19,7 @@
 #include "ktl/list.h"
 #include "ktl/lock.h"
 #include "ktl/result.h"
+#include "sq_poll_state.h"
 
 struct sroce_env_thread;
 struct sroce_env_batch;
@@ -109,10 +111,40 @@ public:
 	Stats stats() const;
 	// True when the thread is asleep (NEED_WAKEUP set everywhere).
 	bool asleep() const { return asleep_.load(ktl::MemoryOrder::acquire) != 0; }
+	// Every transition the thread took so far, one sq_poll_transition_bit
+	// each.
+	u32 transitions_taken() const { return taken_.load(ktl::MemoryOrder::relaxed); }
+	// The check the thread makes at each transition: false, with a
+	// warning, when sq_poll_state.h's table does not allow it.
+	static bool check_transition(SqPollState from, SqPollState to);
 
 private:
+	// What a scan of the awake thread found.
+	enum class Seen : u8 {
+		stop,       // should_stop
+		work,       // drained something
+		cpu_free,   // nothing; the CPU is free, idle_ns not over
+		cpu_wanted, // nothing; others want the CPU, within the grace
+		cpu_kept,   // nothing; others have wanted it for the grace
+		idle,       // nothing for idle_ns
+	};
+	struct Loop;
+
 	static void thread_main(void *arg, sroce_env_thread *self);
 	void run(sroce_env_thread *self);
+	// POLL and NAP: should_stop, a doorbell, then one scan.
+	Seen scan(Loop &l);
+	// The states (rxe_comp.c style): each does what the thread does in
+	// it and returns the next state; move_to takes the transition.
+	SqPollState poll_state(Loop &l, Seen seen);
+	SqPollState nap_state(Loop &l, Seen seen);
+	static SqPollState awake_exit(Seen seen);
+	SqPollState doze_state(Loop &l);
+	SqPollState sleep_state(Loop &l);
+	void move_to(Loop &l, SqPollState next);
+	void nap(Loop &l);
+	bool sleep_cancelled(Loop &l);
+	void sleep_until_woken(Loop &l);
 	// One scan: drains every target whose producer moved. True if any.
 	bool poll_once();
 	bool any_moved_locked();
@@ -144,6 +176,7 @@ private:
 	ktl::Atomic<u64> dozes_;
 	ktl::Atomic<u64> held_;
 	ktl::Atomic<u64> naps_;
+	ktl::Atomic<u32> taken_; // transitions_taken(); only the thread writes
 };
 
 } // namespace sroce
