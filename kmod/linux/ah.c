@@ -36,12 +36,10 @@ static int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	err = sroce_check_roce_ah_attr(init->ah_attr);
 	if (err)
 		return err;
-	err = sroce_check_empty_req(udata);
+	/* The handle is the only way a UD WQE can name the AH. */
+	err = sroce_check_udata(udata, sizeof(resp));
 	if (err)
 		return err;
-	/* The handle is the only way a UD WQE can name the AH. */
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
 	path = sroce_path_create(sdev, init->ah_attr, &info, init->flags & RDMA_CREATE_AH_SLEEPABLE);
 	if (IS_ERR(path))
 		return PTR_ERR(path);

@@ -42,12 +42,10 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	err = sroce_check_empty_req(udata);
+	/* Without the ring's location the provider cannot use the CQ. */
+	err = sroce_check_udata(udata, sizeof(resp));
 	if (err)
 		return err;
-	/* Without the ring's location the provider cannot use the CQ. */
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
 
 	mutex_init(&cq->resize_lock);
 	cq->user = !!udata;
@@ -103,11 +101,9 @@ static int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1)
 		return -EINVAL;
-	err = sroce_check_empty_req(udata);
+	err = sroce_check_udata(udata, sizeof(resp));
 	if (err)
 		return err;
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
 
 	mutex_lock(&cq->resize_lock);
 	err = sroce_ring_alloc(&ring, cqe, sroce_max_cqe(to_sdev(ibcq->device)),

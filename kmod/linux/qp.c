@@ -77,11 +77,9 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	err = sroce_check_qp_init(init, udata, &a);
 	if (err)
 		return err;
-	err = sroce_check_empty_req(udata);
+	err = sroce_check_udata(udata, sizeof(resp));
 	if (err)
 		return err;
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
 
 	qp->user = !!udata;
 	qp->sq_sig_type = init->sq_sig_type;

@@ -166,6 +166,20 @@ static inline int sroce_check_empty_req(struct ib_udata *udata)
 	return 0;
 }
 
+/* A user verb whose request carries nothing and whose response the
+ * provider cannot do without (a ring's location, a handle): no driver data
+ * in (EOPNOTSUPP), room for resp_len bytes out (EINVAL). */
+static inline int sroce_check_udata(struct ib_udata *udata, size_t resp_len)
+{
+	int err = sroce_check_empty_req(udata);
+
+	if (err)
+		return err;
+	if (udata && udata->outlen < resp_len)
+		return -EINVAL;
+	return 0;
+}
+
 /* ib_sge and sroce_sge are the same 16 bytes: a kernel consumer's SGE list
  * goes to the core as it is. */
 static_assert(sizeof(struct ib_sge) == sizeof(struct sroce_sge));

@@ -19,11 +19,9 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
-	err = sroce_check_empty_req(udata);
+	err = sroce_check_udata(udata, sizeof(resp));
 	if (err)
 		return err;
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
 	sroce_core_query_device(sdev->core, &a);
 	if (init->attr.max_wr > a.max_srq_wr || init->attr.max_sge > a.max_srq_sge)
 		return -EINVAL;
