@@ -445,6 +445,18 @@ struct sroce_core_qp_view {
 };
 void sroce_core_qp_snapshot(struct sroce_core_qp *qp, struct sroce_core_qp_view *s);
 
+/* A debug view's printed fields as data (counters.cpp): `rdma res show
+ * ... -dd` prints each by name, in table order, from the view struct the
+ * snapshot filled (stats.c loops over the table). A new field is a struct
+ * member and a table row; a static_assert catches a row left out. */
+struct sroce_core_view_field {
+	const char *name;
+	unsigned short offset;       /* in the view struct */
+	unsigned short size;         /* 4 or 8 bytes */
+};
+extern const struct sroce_core_view_field sroce_core_qp_view_fields[];
+extern const unsigned int sroce_core_qp_view_nfields;
+
 struct sroce_core_cq_view {
 	unsigned int entries;        /* ring slots */
 	unsigned int fill;           /* CQEs produced and not yet consumed */
@@ -453,6 +465,8 @@ struct sroce_core_cq_view {
 	unsigned int user;
 };
 void sroce_core_cq_snapshot(struct sroce_core_cq *cq, struct sroce_core_cq_view *s);
+extern const struct sroce_core_view_field sroce_core_cq_view_fields[];
+extern const unsigned int sroce_core_cq_view_nfields;
 
 struct sroce_core_mr_view {
 	unsigned int lkey;

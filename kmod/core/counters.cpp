@@ -58,11 +58,55 @@ sroce_core_counter nak_counter(const ib::Aeth &a, bool sent) {
 	}
 }
 
+
+namespace {
+template <usize N> constexpr usize bytes_of(const sroce_core_view_field (&t)[N]) {
+	usize n = 0;
+	for (const auto &f : t)
+		n += f.size;
+	return n;
+}
+template <usize N> constexpr bool sizes_ok(const sroce_core_view_field (&t)[N]) {
+	for (const auto &f : t)
+		if (f.size != 4 && f.size != 8)
+			return false;
+	return true;
+}
+} // namespace
+
 } // namespace sroce
 
 using namespace sroce;
 
 extern "C" {
+
+#define SROCE_VIEW_FIELD(view, name, member) \
+	{ name, u16(__builtin_offsetof(view, member)), u16(sizeof(view::member)) }
+#define QPF(member) SROCE_VIEW_FIELD(sroce_core_qp_view, #member, member)
+constexpr sroce_core_view_field sroce_core_qp_view_fields[] = {
+	QPF(sq_psn), QPF(sq_unacked_psn), QPF(rq_psn), QPF(msn), QPF(sq_wqes), QPF(rd_atomic_out),
+	QPF(rd_atomic_max), QPF(responses_pending), QPF(timeout), QPF(retry_cnt), QPF(retries_left),
+	QPF(rnr_retry), QPF(rnr_retries_left), QPF(rnr_wait), QPF(timer_armed), QPF(retrans_pkts),
+	QPF(retrans_timeouts),
+};
+#undef QPF
+constexpr sroce_core_view_field sroce_core_cq_view_fields[] = {
+	SROCE_VIEW_FIELD(sroce_core_cq_view, "entries", entries),
+	SROCE_VIEW_FIELD(sroce_core_cq_view, "fill", fill),
+	SROCE_VIEW_FIELD(sroce_core_cq_view, "armed", armed),
+	SROCE_VIEW_FIELD(sroce_core_cq_view, "overflow", error),
+	SROCE_VIEW_FIELD(sroce_core_cq_view, "user", user),
+};
+#undef SROCE_VIEW_FIELD
+
+// Every member is printed, but what ib_core prints itself for a QP (state,
+// type, dest_qpn): a member without a row fails here.
+static_assert(bytes_of(sroce_core_qp_view_fields) + 3 * sizeof(unsigned int) == sizeof(sroce_core_qp_view),
+	      "a QP view member without a row");
+static_assert(bytes_of(sroce_core_cq_view_fields) == sizeof(sroce_core_cq_view), "a CQ view member without a row");
+static_assert(sizes_ok(sroce_core_qp_view_fields) && sizes_ok(sroce_core_cq_view_fields), "the glue prints u32 and u64 only");
+const unsigned int sroce_core_qp_view_nfields = sizeof(sroce_core_qp_view_fields) / sizeof(sroce_core_qp_view_fields[0]);
+const unsigned int sroce_core_cq_view_nfields = sizeof(sroce_core_cq_view_fields) / sizeof(sroce_core_cq_view_fields[0]);
 
 const char *sroce_core_counter_name(unsigned int id) { return counter_name(id); }
 

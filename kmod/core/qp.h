@@ -207,19 +207,18 @@ private:
 	~Qp();
 	ktl::Result<void> init(const sroce_core_qp_init &init);
 
-	// ---- qp.cpp: state ----
+	// ---- qp_attr.cpp: attributes ----
 	ktl::Result<void> check_modify_locked(const sroce_core_qp_attr &attr, u32 mask) const;
 	void apply_modify_locked(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b);
+
+	// ---- qp.cpp: state, timer and work ----
 	// To ERR with the affiliated asynchronous event that says why.
 	void to_error_locked(sroce_env_batch *b, int event = ib::ev_qp_fatal);
-	void flush_locked(sroce_env_batch *b);
 	bool connected() const { return type_ == ib::qpt_rc || type_ == ib::qpt_uc; }
 	bool sends_allowed() const { return state_ == ib::qps_rts || state_ == ib::qps_sqd; }
 	bool recv_allowed() const {
 		return state_ == ib::qps_rtr || state_ == ib::qps_rts || state_ == ib::qps_sqd;
 	}
-	void complete_send_locked(SendWqe &w, sroce_env_batch *b);
-	bool post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b);
 	u32 mtu() const { return ib::mtu_bytes(path_mtu_); }
 	void arm_retry_timer_locked();
 	static void on_timer(void *arg, sroce_env_batch *b);
@@ -269,11 +268,17 @@ private:
 	void fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b);
 	void progress_locked();
 	void restart_retry_timer_locked();
-	void complete_done_locked(sroce_env_batch *b);
 	void on_timeout_locked(sroce_env_batch *b);
+	// completions and flush
+	void complete_send_locked(SendWqe &w, sroce_env_batch *b);
+	bool post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b);
+	void complete_done_locked(sroce_env_batch *b);
+	void flush_locked(sroce_env_batch *b);
 
-	// ---- responder.cpp ----
+	// ---- rx.cpp: the receive entry ----
 	bool from_peer_locked(const ib::IpUdp &a) const;
+
+	// ---- responder.cpp, read_atomic.cpp ----
 	void on_request_locked(const RxPacket &rx, sroce_env_batch *b);
 	void on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool payload_fits_mtu(const ib::PacketInfo &pi) const;

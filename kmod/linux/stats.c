@@ -65,58 +65,51 @@ static int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *sta
 			goto err;                            \
 	} while (0)
 
+/* The fields a core view table names (core.h), read from the snapshot. */
+static int sroce_put_view(struct sk_buff *msg, const struct sroce_core_view_field *f, unsigned int n,
+			  const void *view)
+{
+	struct nlattr *nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	unsigned int i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++) {
+		const u8 *p = (const u8 *)view + f[i].offset;
+		u64 v64;
+		u32 v32;
+		int err;
+
+		if (f[i].size == sizeof(u64)) {
+			memcpy(&v64, p, sizeof(v64));
+			err = rdma_nl_put_driver_u64(msg, f[i].name, v64);
+		} else {
+			memcpy(&v32, p, sizeof(v32));
+			err = rdma_nl_put_driver_u32(msg, f[i].name, v32);
+		}
+		if (err) {
+			nla_nest_cancel(msg, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
 static int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct sroce_core_qp_view v;
-	struct nlattr *nest;
 
 	sroce_core_qp_snapshot(to_sqp(ibqp)->core, &v);
-	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
-	if (!nest)
-		return -EMSGSIZE;
-	PUT32("sq_psn", v.sq_psn);
-	PUT32("sq_unacked_psn", v.sq_unacked_psn);
-	PUT32("rq_psn", v.rq_psn);
-	PUT32("msn", v.msn);
-	PUT32("sq_wqes", v.sq_wqes);
-	PUT32("rd_atomic_out", v.rd_atomic_out);
-	PUT32("rd_atomic_max", v.rd_atomic_max);
-	PUT32("responses_pending", v.responses_pending);
-	PUT32("timeout", v.timeout);
-	PUT32("retry_cnt", v.retry_cnt);
-	PUT32("retries_left", v.retries_left);
-	PUT32("rnr_retry", v.rnr_retry);
-	PUT32("rnr_retries_left", v.rnr_retries_left);
-	PUT32("rnr_wait", v.rnr_wait);
-	PUT32("timer_armed", v.timer_armed);
-	PUT64("retrans_pkts", v.retrans_pkts);
-	PUT64("retrans_timeouts", v.retrans_timeouts);
-	nla_nest_end(msg, nest);
-	return 0;
-err:
-	nla_nest_cancel(msg, nest);
-	return -EMSGSIZE;
+	return sroce_put_view(msg, sroce_core_qp_view_fields, sroce_core_qp_view_nfields, &v);
 }
 
 static int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct sroce_core_cq_view v;
-	struct nlattr *nest;
 
 	sroce_core_cq_snapshot(to_scq(ibcq)->core, &v);
-	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
-	if (!nest)
-		return -EMSGSIZE;
-	PUT32("entries", v.entries);
-	PUT32("fill", v.fill);
-	PUT32("armed", v.armed);
-	PUT32("overflow", v.error);
-	PUT32("user", v.user);
-	nla_nest_end(msg, nest);
-	return 0;
-err:
-	nla_nest_cancel(msg, nest);
-	return -EMSGSIZE;
+	return sroce_put_view(msg, sroce_core_cq_view_fields, sroce_core_cq_view_nfields, &v);
 }
 
 int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr, bool keys)
