@@ -118,6 +118,6 @@ std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const sroce
 void tap_names(Fixture &f, int from, std::vector<std::string> &seen);
 
 // A WQE builder.
-sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = 1);
+sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = SROCE_WQE_SIGNALED);
 
 } // namespace tfx
