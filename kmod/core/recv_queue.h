@@ -23,6 +23,7 @@ public:
 		max_sge_ = max_sge;
 	}
 	u32 size() const { return ring_.size(); }
+	u32 max_sge() const { return max_sge_; }
 
 	// Copies the next posted WQE into out and releases its slot. Returns
 	// how many were posted before it (at least 1). -EAGAIN when none is,

@@ -27,7 +27,6 @@ ktl::Result<void> Srq::init(const sroce_core_srq_init &init) {
 	pd_ = ktl::RefPtr<Pd>(reinterpret_cast<Pd *>(init.pd));
 	owner_ = init.owner;
 	user_ = init.user != 0;
-	max_sge_ = init.max_sge;
 	limit_ = init.srq_limit;
 	rq_.init(init.ring, init.log_size, init.stride, init.max_sge);
 	return {};
@@ -79,7 +78,7 @@ ktl::Result<void> Srq::set_limit(u32 limit) {
 void Srq::query(u32 *max_wr, u32 *max_sge, u32 *limit) {
 	ktl::Guard g(lock_);
 	*max_wr = rq_.size();
-	*max_sge = max_sge_;
+	*max_sge = rq_.max_sge();
 	*limit = limit_;
 }
 

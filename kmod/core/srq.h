@@ -36,7 +36,6 @@ private:
 	void *owner_ = nullptr;
 	u32 srqn_ = 0;
 	bool user_ = false;
-	u32 max_sge_ = 0;
 	ktl::SpinLock lock_{SROCE_LOCK_SRQ};
 	RecvQueue rq_;       // guarded by lock_
 	u32 limit_ = 0;      // guarded by lock_: 0 = disarmed
