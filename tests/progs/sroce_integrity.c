@@ -61,9 +61,12 @@ struct remote { /* the server's accept private data */
 /* One registered buffer per side, laid out as below. */
 struct mem {
 	uint8_t *base, *region, *shadow, *local, *recv, *send;
-	uint64_t *counter, *atomic_ret;
+	/* finished: the server sets it once its last send has completed; the
+	 * client READs it (at the same offset from the peer's counter). */
+	uint64_t *counter, *atomic_ret, *finished;
 	struct ibv_mr *mr;
 };
+#define FINISHED 0x66696e6973686564ull /* "finished" */
 
 static struct rdma_cm_id *id;
 static struct ibv_pd *pd;
@@ -146,6 +149,7 @@ static int mem_init(void)
 	m.send = m.recv + NRECV * RECVSZ;
 	m.counter = (uint64_t *)(m.send + RECVSZ);
 	m.atomic_ret = m.counter + 1;
+	m.finished = m.counter + 2;
 	m.mr = ibv_reg_mr(pd, m.base, total, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 						    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	if (!m.mr) {
@@ -444,6 +448,41 @@ static int op_atomic(void)
 	return 0;
 }
 
+/*
+ * The end of a run, so that no one's last message loses its ACK to a peer
+ * that is already gone (an RC QP answers nothing once in the error state,
+ * and the sender's retries then end in "retry counter exceeded"):
+ *   - the client's M_DONE: the server stays until the client disconnects;
+ *   - the server's reply to it: the client stays until it has seen, by RDMA
+ *     READ, that the server's last send completed (m.finished), and only
+ *     then disconnects. A READ that loses its response is simply asked
+ *     again: the server is still there.
+ * At loss 10% the old order (the server disconnecting once its reply
+ * completed) failed one run in five: M_DONE's ACK was lost, and its
+ * retransmissions met a closed QP (82-netem, captured).
+ */
+static int wait_server_finished(void)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)m.atomic_ret, .length = 8, .lkey = m.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 5, .opcode = IBV_WR_RDMA_READ, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = peer.counter + 2 * sizeof(uint64_t), .rkey = peer.rkey } };
+	double end = now() + wait_s;
+
+	for (;;) {
+		int want = sends_done + 1;
+
+		*m.atomic_ret = 0;
+		if (post_send(&wr) || poll_until(sends_reach, &want))
+			return -1;
+		if (*m.atomic_ret == FINISHED)
+			return 0;
+		if (now() > end)
+			return fail_msg("the server did not finish in %d s", wait_s);
+		usleep(1000);
+	}
+}
+
 static uint64_t pick_len(int i, uint64_t max)
 {
 	if (i < 5) /* the edge sizes first, one per operation type */
@@ -482,8 +521,8 @@ static int client(int ops, uint64_t max)
 	if (!failures) {
 		struct msg h = { .type = M_DONE, .value = counter_sum };
 
-		if (send_msg(&h, NULL, 0) == 0)
-			reply("DONE (counter check)", 8);
+		if (send_msg(&h, NULL, 0) == 0 && reply("DONE (counter check)", 8) == 0)
+			wait_server_finished();
 	}
 	for (int t = 0; t < 5; t++)
 		printf("%-6s %4" PRIu64 " ops %10" PRIu64 " B\n", names[t], count[t], bytes[t]);
@@ -566,6 +605,9 @@ static int server_loop(void)
 		if (send_msg(&r, NULL, 0))
 			return -1;
 		if (q.type == M_DONE) {
+			/* The reply's send has completed: the client may go (see
+			 * wait_server_finished). */
+			__atomic_store_n(m.finished, FINISHED, __ATOMIC_RELEASE);
 			printf("%s: server checked every request, %d error(s)\n", failures ? "FAIL" : "ok", failures);
 			return failures ? -1 : 0;
 		}
@@ -733,6 +775,10 @@ int main(int argc, char **argv)
 		if (wait_event(RDMA_CM_EVENT_ESTABLISHED, NULL))
 			goto out;
 		rc = server_loop() ? 1 : 0;
+		/* The client disconnects first (wait_server_finished); until then
+		 * its retransmissions must find this QP. */
+		if (rc == 0 && wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL) == 0)
+			disconnected = 1;
 	} else {
 		if (rdma_create_id(ec, &cid, NULL, RDMA_PS_TCP) ||
 		    rdma_resolve_addr(cid, NULL, (struct sockaddr *)&sa, 5000) ||
@@ -761,16 +807,7 @@ int main(int argc, char **argv)
 		rdma_ack_cm_event(ev);
 		printf("connected: seed %" PRIu64 ", %d ops up to %" PRIu64 " B, ack timeout %u, retry %d\n", seed,
 		       ops, max, timeout, retry);
-		rc = client(ops, max);
-		/*
-		 * The server sent the last message. Its ACK may be lost, and
-		 * disconnecting now would put this QP in the error state and drop
-		 * the retransmission: the server would end in "retry counter
-		 * exceeded". So the server disconnects first, once its last send
-		 * has completed, and the client waits for that DREQ.
-		 */
-		if (rc == 0 && wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL) == 0)
-			disconnected = 1;
+		rc = client(ops, max); /* ends once the server has finished */
 	}
 out:
 	teardown();
