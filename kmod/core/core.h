@@ -47,7 +47,6 @@ enum sroce_core_mtu {
 enum sroce_core_port_event { SROCE_EVENT_NONE = 0, SROCE_EVENT_PORT_ACTIVE, SROCE_EVENT_PORT_ERR };
 
 struct sroce_core_dev_init {
-	unsigned char mac[6];
 	unsigned int netdev_mtu;
 	int netdev_up; /* running with carrier */
 	/* The SQ poller (Documentation/sq-poller.md): 0 = none, every post
@@ -60,47 +59,11 @@ struct sroce_core_dev_init {
 	char poller_name[16];
 };
 
-/* Device-wide limits; see param.h. */
-struct sroce_core_dev_attr {
-	unsigned long long node_guid; /* big-endian, as ib_device.node_guid */
-	unsigned long long sys_image_guid;
-	unsigned long long fw_ver;
-	unsigned long long max_mr_size;
-	unsigned long long page_size_cap;
-	unsigned int vendor_id;
-	unsigned int vendor_part_id;
-	unsigned int hw_ver;
-	unsigned int max_qp;
-	unsigned int max_qp_wr;
-	unsigned int max_send_sge;
-	unsigned int max_recv_sge;
-	unsigned int max_sge_rd;
-	unsigned int max_cq;
-	unsigned int max_cqe;
-	unsigned int max_mr;
-	unsigned int max_mw;
-	unsigned int max_pd;
-	unsigned int max_qp_rd_atom;
-	unsigned int max_qp_init_rd_atom;
-	unsigned int max_res_rd_atom;
-	unsigned int max_srq;
-	unsigned int max_srq_wr;
-	unsigned int max_srq_sge;
-	unsigned int max_ah;
-	unsigned int max_pkeys;
-	unsigned int local_ca_ack_delay;
-	unsigned int max_fast_reg_page_list_len;
-	unsigned int max_inline_data;
-};
-
 struct sroce_core_port_attr {
 	unsigned int state;      /* enum sroce_core_port_state */
 	unsigned int phys_state; /* enum sroce_core_phys_state */
 	unsigned int max_mtu;    /* enum sroce_core_mtu */
 	unsigned int active_mtu; /* enum sroce_core_mtu */
-	unsigned int gid_tbl_len;
-	unsigned int pkey_tbl_len;
-	unsigned int max_msg_sz;
 };
 
 /* Pure helpers. */
@@ -112,7 +75,6 @@ unsigned long long sroce_core_guid_from_mac(const unsigned char mac[6]);
 int sroce_core_dev_create(const struct sroce_core_dev_init *init, struct sroce_core_dev **out);
 /* Stops the device's threads, then drops the handle (process context). */
 void sroce_core_dev_destroy(struct sroce_core_dev *dev);
-void sroce_core_query_device(struct sroce_core_dev *dev, struct sroce_core_dev_attr *attr);
 void sroce_core_query_port(struct sroce_core_dev *dev, struct sroce_core_port_attr *attr);
 /* The netdev changed state or MTU; returns the event to raise, if any. */
 enum sroce_core_port_event sroce_core_netdev_changed(struct sroce_core_dev *dev, int netdev_up,

@@ -38,7 +38,6 @@ void sroce_core_dev_destroy(sroce_core_dev *dev) {
 	from(dev)->unref();
 }
 
-void sroce_core_query_device(sroce_core_dev *dev, sroce_core_dev_attr *attr) { from(dev)->query(attr); }
 
 void sroce_core_query_port(sroce_core_dev *dev, sroce_core_port_attr *attr) { from(dev)->query_port(attr); }
 

@@ -31,7 +31,6 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	// QPNs 0 and 1 are the special QPs; QP1 is placed with insert_at.
 	TRY(qps_.init(param::first_qpn, param::max_qp - 1));
 	TRY(ahs_.init(1, param::max_ah));
-	node_guid_ = guid_from_mac(init.mac);
 	generation_ = sroce_env_now_ns();
 	port_.init(init.netdev_up, init.netdev_mtu);
 	if (init.sq_poll) {
@@ -42,41 +41,6 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 				     u64(init.sq_yield_us) * 1000));
 	}
 	return {};
-}
-
-void Device::query(sroce_core_dev_attr *a) const {
-	namespace av = param::available;
-	// The limit of an object kind that exists, 0 for one that does not yet.
-	auto lim = [](bool exists, u32 v) { return exists ? v : 0u; };
-	a->node_guid = node_guid_;
-	a->sys_image_guid = node_guid_;
-	a->fw_ver = param::fw_ver;
-	a->max_mr_size = av::mr ? param::max_mr_size : 0;
-	a->page_size_cap = 1ull << param::page_shift;
-	a->vendor_id = param::vendor_id;
-	a->vendor_part_id = param::vendor_part_id;
-	a->hw_ver = param::hw_ver;
-	a->max_pd = param::max_pd;
-	a->max_pkeys = param::max_pkeys;
-	a->local_ca_ack_delay = param::local_ca_ack_delay;
-	a->max_qp = lim(av::qp, param::max_qp);
-	a->max_qp_wr = lim(av::qp, param::max_qp_wr);
-	a->max_send_sge = lim(av::qp, param::max_sge);
-	a->max_recv_sge = lim(av::qp, param::max_sge);
-	a->max_sge_rd = lim(av::qp, param::max_sge_rd);
-	a->max_qp_rd_atom = lim(av::qp, param::max_qp_rd_atom);
-	a->max_qp_init_rd_atom = lim(av::qp, param::max_qp_rd_atom);
-	a->max_res_rd_atom = lim(av::qp, param::max_res_rd_atom);
-	a->max_inline_data = lim(av::qp, param::max_inline_data);
-	a->max_cq = lim(av::cq, param::max_cq);
-	a->max_cqe = lim(av::cq, param::max_cqe);
-	a->max_mr = lim(av::mr, param::max_mr);
-	a->max_fast_reg_page_list_len = lim(av::fast_reg, param::max_fast_reg_page_list_len);
-	a->max_mw = lim(av::mw, param::max_mw);
-	a->max_srq = lim(av::srq, param::max_srq);
-	a->max_srq_wr = lim(av::srq, param::max_srq_wr);
-	a->max_srq_sge = lim(av::srq, param::max_srq_sge);
-	a->max_ah = lim(av::ah, param::max_ah);
 }
 
 void Device::count_mr(u64 npages, bool add) {

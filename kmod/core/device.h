@@ -77,11 +77,9 @@ class Device : public ktl::RefCounted<Device> {
 public:
 	static ktl::Result<ktl::RefPtr<Device>> create(const sroce_core_dev_init &init);
 
-	void query(sroce_core_dev_attr *attr) const;
 	void query_port(sroce_core_port_attr *attr);
 	sroce_core_port_event netdev_changed(bool up, u32 mtu);
 
-	u64 node_guid() const { return node_guid_; }
 	u64 generation() const { return generation_; }
 	IdAllocator &pd_ids() { return pd_ids_; }
 	MemoryKeyTable &keys() { return keys_; }
@@ -109,7 +107,6 @@ private:
 	~Device() = default;
 	ktl::Result<void> init(const sroce_core_dev_init &init);
 
-	u64 node_guid_ = 0;
 	u64 generation_ = 0;
 	ktl::SpinLock port_lock_{SROCE_LOCK_PORT};
 	Port port_; // guarded by port_lock_

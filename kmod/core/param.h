@@ -1,44 +1,97 @@
-// All limits of the device in one place (rxe_param.h style). query_device
-// reports these and the object tables enforce them, so what is reported is
-// what is true.
-#pragma once
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * param.h - every limit of the device in one place (rxe_param.h style).
+ *
+ * C and C++. The first part, the limits a consumer sees, are plain macros:
+ * the glue (kmod/linux/verbs.c) fills ib_device_attr and ib_port_attr from
+ * them directly, and the core's object tables enforce the same values (the
+ * C++ names below), so what is reported is what is true and each limit is
+ * written once. The C++ part adds the core's own transport tunables.
+ */
+#ifndef SROCE_PARAM_H
+#define SROCE_PARAM_H
+
+#define SROCE_VENDOR_ID 0xffffffu /* no OUI: a software device */
+#define SROCE_VENDOR_PART_ID 0x5c0eu
+#define SROCE_HW_VER 1u
+#define SROCE_FW_VER 0x0001000000000000ull /* 1.0.0 */
+
+#define SROCE_MAX_PD (1u << 16)
+#define SROCE_MAX_UCONTEXT (1u << 12)
+#define SROCE_MAX_QP (1u << 16)
+#define SROCE_MAX_QP_WR (1u << 14)
+#define SROCE_MAX_SGE 32u
+#define SROCE_MAX_SGE_RD 32u
+#define SROCE_MAX_INLINE_DATA 256u
+#define SROCE_MAX_CQ (1u << 16)
+#define SROCE_MAX_CQE ((1u << 16) - 1)
+#define SROCE_MAX_MR (1u << 16)
+#define SROCE_MAX_MW (1u << 16)
+#define SROCE_MAX_SRQ (1u << 12)
+#define SROCE_MAX_SRQ_WR (1u << 14)
+#define SROCE_MAX_SRQ_SGE 27u
+#define SROCE_MAX_AH (1u << 16)
+#define SROCE_MAX_QP_RD_ATOM 128u
+#define SROCE_MAX_RES_RD_ATOM (1u << 16)
+#define SROCE_MAX_PKEYS 1u
+#define SROCE_LOCAL_CA_ACK_DELAY 15u
+#define SROCE_MAX_FAST_REG_PAGE_LIST_LEN 512u
+/* Device page size for MRs (4 KiB). */
+#define SROCE_PAGE_SHIFT 12
+/* 256 GiB: the page table of the largest MR (2^26 pointers, 512 MiB) stays
+ * below what kvmalloc accepts without a warning (INT_MAX). */
+#define SROCE_MAX_MR_SIZE (1ull << 38)
+
+/* The RoCE port. */
+#define SROCE_GID_TABLE_LEN 1024u
+#define SROCE_PKEY_TABLE_LEN 1u
+#define SROCE_MAX_MSG_SZ (1u << 31)
+
+/* Object kinds that do not exist yet: query_device reports 0 for their
+ * limits (SROCE_LIMIT), so it never promises what create_* would refuse.
+ * Each milestone flips its entry. */
+#define SROCE_HAVE_FAST_REG 0 /* IB_WR_REG_MR page lists (alloc_mr) */
+#define SROCE_HAVE_MW 0
+#define SROCE_LIMIT(have, limit) ((have) ? (limit) : 0)
+
+#ifdef __cplusplus
 #include "ktl/types.h"
 
 namespace sroce::param {
 
-constexpr u32 vendor_id = 0xffffff;      // no OUI: a software device
-constexpr u32 vendor_part_id = 0x5c0e;
-constexpr u32 hw_ver = 1;
-constexpr u64 fw_ver = 0x0001000000000000ull; // 1.0.0
+constexpr u32 vendor_id = SROCE_VENDOR_ID;
+constexpr u32 vendor_part_id = SROCE_VENDOR_PART_ID;
+constexpr u32 hw_ver = SROCE_HW_VER;
+constexpr u64 fw_ver = SROCE_FW_VER;
 
-constexpr u32 max_pd = 1u << 16;
-constexpr u32 max_ucontext = 1u << 12;
-constexpr u32 max_qp = 1u << 16;
+constexpr u32 max_pd = SROCE_MAX_PD;
+constexpr u32 max_ucontext = SROCE_MAX_UCONTEXT;
+constexpr u32 max_qp = SROCE_MAX_QP;
 constexpr u32 first_qpn = 16; // below: reserved (0 SMI, 1 GSI)
 constexpr u32 gsi_qpn = 1;
 constexpr u32 gsi_qkey = 0x80010000;
-constexpr u32 max_qp_wr = 1u << 14;
-constexpr u32 max_sge = 32;
-constexpr u32 max_sge_rd = 32;
-constexpr u32 max_inline_data = 256;
-constexpr u32 max_cq = 1u << 16;
-constexpr u32 max_cqe = (1u << 16) - 1;
-constexpr u32 max_mr = 1u << 16;
-constexpr u32 max_mw = 1u << 16;
-constexpr u32 max_srq = 1u << 12;
-constexpr u32 max_srq_wr = 1u << 14;
-constexpr u32 max_srq_sge = 27;
-constexpr u32 max_ah = 1u << 16;
-constexpr u32 max_qp_rd_atom = 128;
-constexpr u32 max_res_rd_atom = 1u << 16;
-constexpr u32 max_pkeys = 1;
-constexpr u32 local_ca_ack_delay = 15;
-constexpr u32 max_fast_reg_page_list_len = 512;
+constexpr u32 max_qp_wr = SROCE_MAX_QP_WR;
+constexpr u32 max_sge = SROCE_MAX_SGE;
+constexpr u32 max_sge_rd = SROCE_MAX_SGE_RD;
+constexpr u32 max_inline_data = SROCE_MAX_INLINE_DATA;
+constexpr u32 max_cq = SROCE_MAX_CQ;
+constexpr u32 max_cqe = SROCE_MAX_CQE;
+constexpr u32 max_mr = SROCE_MAX_MR;
+constexpr u32 max_mw = SROCE_MAX_MW;
+constexpr u32 max_srq = SROCE_MAX_SRQ;
+constexpr u32 max_srq_wr = SROCE_MAX_SRQ_WR;
+constexpr u32 max_srq_sge = SROCE_MAX_SRQ_SGE;
+constexpr u32 max_ah = SROCE_MAX_AH;
+constexpr u32 max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
+constexpr u32 max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
+constexpr u32 max_pkeys = SROCE_MAX_PKEYS;
+constexpr u32 local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
+constexpr u32 max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGE_LIST_LEN;
 
 // RoCE port.
-constexpr u32 gid_table_len = 1024;
-constexpr u32 pkey_table_len = 1;
-constexpr u32 max_msg_sz = 1u << 31;
+constexpr u32 gid_table_len = SROCE_GID_TABLE_LEN;
+constexpr u32 pkey_table_len = SROCE_PKEY_TABLE_LEN;
+constexpr u32 max_msg_sz = SROCE_MAX_MSG_SZ;
 // Bytes a RoCEv2 packet adds to the IB MTU: Ethernet + IPv6 (the larger IP
 // header) + UDP + BTH + the largest extension headers + ICRC. The active IB
 // MTU is the largest one such that a full packet fits the netdev MTU.
@@ -71,25 +124,11 @@ constexpr u64 rnr_wait_floor_ns = 10000;
 // of waiting for the retry timer (TCP's three duplicate ACKs).
 constexpr u32 read_gap_resend_after = 3;
 
-// Device page size for MRs (4 KiB), and the largest page an MR's page list
-// may use.
-constexpr u32 page_shift = 12;
+// Device page size for MRs, and the largest page an MR's page list may use.
+constexpr u32 page_shift = SROCE_PAGE_SHIFT;
 constexpr u32 max_page_shift = 30;
-// 256 GiB: the page table of the largest MR (2^26 pointers, 512 MiB) stays
-// below what kvmalloc accepts without a warning (INT_MAX).
-constexpr u64 max_mr_size = 1ull << 38;
-
-// Which object kinds exist yet. query_device reports 0 for the limits of a
-// kind that does not, so it never promises what create_* would refuse. Each
-// milestone flips its entry.
-namespace available {
-constexpr bool qp = true;
-constexpr bool cq = true;
-constexpr bool mr = true;
-constexpr bool fast_reg = false; // IB_WR_REG_MR page lists (alloc_mr)
-constexpr bool mw = false;
-constexpr bool srq = true;
-constexpr bool ah = true;
-} // namespace available
+constexpr u64 max_mr_size = SROCE_MAX_MR_SIZE;
 
 } // namespace sroce::param
+#endif /* __cplusplus */
+#endif /* SROCE_PARAM_H */

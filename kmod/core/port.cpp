@@ -34,9 +34,6 @@ void Port::query(sroce_core_port_attr *attr) const {
 	attr->phys_state = up_ ? SROCE_PHYS_LINK_UP : SROCE_PHYS_DISABLED;
 	attr->max_mtu = SROCE_MTU_4096;
 	attr->active_mtu = active_mtu_ == SROCE_MTU_NONE ? u32(SROCE_MTU_256) : active_mtu_;
-	attr->gid_tbl_len = param::gid_table_len;
-	attr->pkey_tbl_len = param::pkey_table_len;
-	attr->max_msg_sz = param::max_msg_sz;
 }
 
 } // namespace sroce

@@ -12,14 +12,6 @@
 /* CQEs converted per core call in poll_cq: bounded stack use. */
 #define SROCE_POLL_CHUNK 8
 
-static unsigned int sroce_max_cqe(struct sroce_dev *sdev)
-{
-	struct sroce_core_dev_attr a;
-
-	sroce_core_query_device(sdev->core, &a);
-	return a.max_cqe;
-}
-
 /* Since 6.10 create_cq takes the whole uverbs attribute bundle (NULL for
  * kernel CQs). */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
@@ -49,7 +41,7 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 
 	mutex_init(&cq->resize_lock);
 	cq->user = !!udata;
-	err = sroce_ring_alloc(&cq->ring, attr->cqe, sroce_max_cqe(sdev), sizeof(struct sroce_cqe),
+	err = sroce_ring_alloc(&cq->ring, attr->cqe, SROCE_MAX_CQE, sizeof(struct sroce_cqe),
 			       cq->user);
 	if (err)
 		return err;
@@ -106,7 +98,7 @@ static int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return err;
 
 	mutex_lock(&cq->resize_lock);
-	err = sroce_ring_alloc(&ring, cqe, sroce_max_cqe(to_sdev(ibcq->device)),
+	err = sroce_ring_alloc(&ring, cqe, SROCE_MAX_CQE,
 			       sizeof(struct sroce_cqe), cq->user);
 	if (err)
 		goto out;

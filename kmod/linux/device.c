@@ -158,7 +158,6 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		netdev_warn(ndev, "sroce: needs a plain Ethernet device\n");
 		return -EPERM;
 	}
-	ether_addr_copy(init.mac, ndev->dev_addr);
 	init.sq_poll = READ_ONCE(sroce_sq_poll);
 	init.sq_idle_us = READ_ONCE(sroce_sq_idle_us);
 	init.sq_yield_us = READ_ONCE(sroce_sq_yield_us);
@@ -206,7 +205,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
 	sdev->ibdev.num_comp_vectors = 1;
-	sdev->ibdev.node_guid = sroce_core_guid_from_mac(init.mac);
+	sdev->ibdev.node_guid = sroce_core_guid_from_mac(ndev->dev_addr);
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)
 		goto err;

@@ -10,15 +10,12 @@
 
 #include "sroce.h"
 
-/* Inline data a kernel post can carry; the core enforces the QP's own
- * max_inline_data, which query_device keeps at or below this. */
-#define SROCE_KERNEL_INLINE_MAX 256
-
-static int sroce_check_qp_init(const struct ib_qp_init_attr *init, const struct ib_udata *udata,
-			       const struct sroce_core_dev_attr *a)
+/* What ib_core may ask for that the core has no notion of. The caps
+ * (max_*_wr, max_*_sge, max_inline_data) are the core's to check, against
+ * param.h: the rings are sized by sroce_core_ring_size, the strides clamped
+ * by sroce_core_wqe_stride, and sroce_core_qp_create refuses the rest. */
+static int sroce_check_qp_init(const struct ib_qp_init_attr *init, const struct ib_udata *udata)
 {
-	const struct ib_qp_cap *cap = &init->cap;
-
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
@@ -39,12 +36,6 @@ static int sroce_check_qp_init(const struct ib_qp_init_attr *init, const struct 
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	if (init->srq && init->srq->srq_type != IB_SRQT_BASIC)
-		return -EINVAL;
-	if (cap->max_send_wr > a->max_qp_wr || cap->max_send_sge > a->max_send_sge ||
-	    cap->max_inline_data > a->max_inline_data ||
-	    cap->max_inline_data > SROCE_KERNEL_INLINE_MAX)
-		return -EINVAL;
-	if (!init->srq && (cap->max_recv_wr > a->max_qp_wr || cap->max_recv_sge > a->max_recv_sge))
 		return -EINVAL;
 	return 0;
 }
@@ -69,12 +60,10 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	const struct ib_qp_cap *cap = &init->cap;
 	struct sroce_create_qp_resp resp = {};
 	struct sroce_core_qp_init qi = {};
-	struct sroce_core_dev_attr a;
 	unsigned int stride;
 	int err;
 
-	sroce_core_query_device(sdev->core, &a);
-	err = sroce_check_qp_init(init, udata, &a);
+	err = sroce_check_qp_init(init, udata);
 	if (err)
 		return err;
 	err = sroce_check_udata(udata, sizeof(resp));
@@ -86,12 +75,12 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	/* A QP may be created without room on one side (max_*_wr 0); the
 	 * ring still has one entry so that both sides look the same. */
 	stride = sroce_core_wqe_stride(cap->max_send_sge, cap->max_inline_data);
-	err = sroce_ring_alloc(&qp->sq, max(cap->max_send_wr, 1u), a.max_qp_wr, stride, qp->user);
+	err = sroce_ring_alloc(&qp->sq, max(cap->max_send_wr, 1u), SROCE_MAX_QP_WR, stride, qp->user);
 	if (err)
 		return err;
 	if (!init->srq) {
 		stride = sroce_core_wqe_stride(cap->max_recv_sge, 0);
-		err = sroce_ring_alloc(&qp->rq, max(cap->max_recv_wr, 1u), a.max_qp_wr, stride, qp->user);
+		err = sroce_ring_alloc(&qp->rq, max(cap->max_recv_wr, 1u), SROCE_MAX_QP_WR, stride, qp->user);
 		if (err)
 			goto err_rings;
 	}
@@ -372,7 +361,7 @@ static int sroce_gather_inline(const struct ib_send_wr *wr, u8 *buf, unsigned in
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct ib_sge *sge = &wr->sg_list[i];
 
-		if (sge->length > SROCE_KERNEL_INLINE_MAX - total)
+		if (sge->length > SROCE_MAX_INLINE_DATA - total)
 			return -EINVAL;
 		memcpy(buf + total, (void *)(uintptr_t)sge->addr, sge->length);
 		total += sge->length;
@@ -383,7 +372,7 @@ static int sroce_gather_inline(const struct ib_send_wr *wr, u8 *buf, unsigned in
 
 static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 {
-	u8 data[SROCE_KERNEL_INLINE_MAX];
+	u8 data[SROCE_MAX_INLINE_DATA];
 	unsigned int inline_len = 0;
 	struct sroce_wqe wqe = {
 		.wr_id = wr->wr_id,

@@ -17,6 +17,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "core.h"
+#include "param.h"
 #include "env.h"
 #include "sroce-abi.h"
 

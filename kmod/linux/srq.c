@@ -14,7 +14,6 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 	struct sroce_create_srq_resp resp = {};
 	struct sroce_core_srq_init si = {};
-	struct sroce_core_dev_attr a;
 	int err;
 
 	if (init->srq_type != IB_SRQT_BASIC)
@@ -22,13 +21,11 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = sroce_check_udata(udata, sizeof(resp));
 	if (err)
 		return err;
-	sroce_core_query_device(sdev->core, &a);
-	if (init->attr.max_wr > a.max_srq_wr || init->attr.max_sge > a.max_srq_sge)
-		return -EINVAL;
-
+	/* max_wr and max_sge are the core's to check (the ring's size, then
+	 * sroce_core_srq_create). */
 	srq->user = !!udata;
 	si.stride = sroce_core_wqe_stride(init->attr.max_sge, 0);
-	err = sroce_ring_alloc(&srq->ring, max(init->attr.max_wr, 1u), a.max_srq_wr, si.stride,
+	err = sroce_ring_alloc(&srq->ring, max(init->attr.max_wr, 1u), SROCE_MAX_SRQ_WR, si.stride,
 			       srq->user);
 	if (err)
 		return err;

@@ -19,53 +19,51 @@
  */
 #define SROCE_PORT_CORE_CAPS RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP
 
-/* Capabilities backed by code that exists today; the list grows with it. */
-#define SROCE_DEVICE_CAP_FLAGS (IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID)
-/* ... and those that come with the transport's QPs: the responder sends
- * RNR NAKs. (No SRQ_RESIZE: modify_srq cannot grow an SRQ.) */
-#define SROCE_QP_CAP_FLAGS IB_DEVICE_RC_RNR_NAK_GEN
+/* Capabilities backed by code that exists today; the list grows with it.
+ * The responder sends RNR NAKs. (No SRQ_RESIZE: modify_srq cannot grow an
+ * SRQ.) */
+#define SROCE_DEVICE_CAP_FLAGS \
+	(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN)
 
+/* Straight from param.h: the core enforces the same values. */
 static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			      struct ib_udata *uhw)
 {
-	struct sroce_core_dev_attr a;
-
 	if (uhw && (uhw->inlen || uhw->outlen))
 		return -EINVAL;
-	sroce_core_query_device(to_sdev(ibdev)->core, &a);
-	attr->fw_ver = a.fw_ver;
-	attr->sys_image_guid = a.sys_image_guid;
-	attr->max_mr_size = a.max_mr_size;
-	attr->page_size_cap = a.page_size_cap;
-	attr->vendor_id = a.vendor_id;
-	attr->vendor_part_id = a.vendor_part_id;
-	attr->hw_ver = a.hw_ver;
-	attr->max_qp = a.max_qp;
-	attr->max_qp_wr = a.max_qp_wr;
-	attr->device_cap_flags = SROCE_DEVICE_CAP_FLAGS | (a.max_qp ? SROCE_QP_CAP_FLAGS : 0);
+	attr->fw_ver = SROCE_FW_VER;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = SROCE_MAX_MR_SIZE;
+	attr->page_size_cap = 1ull << SROCE_PAGE_SHIFT;
+	attr->vendor_id = SROCE_VENDOR_ID;
+	attr->vendor_part_id = SROCE_VENDOR_PART_ID;
+	attr->hw_ver = SROCE_HW_VER;
+	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp_wr = SROCE_MAX_QP_WR;
+	attr->device_cap_flags = SROCE_DEVICE_CAP_FLAGS;
 	/* `rdma link delete` is refused by ib_core without this. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
-	attr->max_send_sge = a.max_send_sge;
-	attr->max_recv_sge = a.max_recv_sge;
-	attr->max_sge_rd = a.max_sge_rd;
-	attr->max_cq = a.max_cq;
-	attr->max_cqe = a.max_cqe;
-	attr->max_mr = a.max_mr;
-	attr->max_mw = a.max_mw;
-	attr->max_pd = a.max_pd;
-	attr->max_qp_rd_atom = a.max_qp_rd_atom;
-	attr->max_qp_init_rd_atom = a.max_qp_init_rd_atom;
-	attr->max_res_rd_atom = a.max_res_rd_atom;
-	attr->max_srq = a.max_srq;
-	attr->max_srq_wr = a.max_srq_wr;
-	attr->max_srq_sge = a.max_srq_sge;
-	attr->max_ah = a.max_ah;
-	attr->max_pkeys = a.max_pkeys;
-	attr->local_ca_ack_delay = a.local_ca_ack_delay;
-	attr->max_fast_reg_page_list_len = a.max_fast_reg_page_list_len;
+	attr->max_send_sge = SROCE_MAX_SGE;
+	attr->max_recv_sge = SROCE_MAX_SGE;
+	attr->max_sge_rd = SROCE_MAX_SGE_RD;
+	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cqe = SROCE_MAX_CQE;
+	attr->max_mr = SROCE_MAX_MR;
+	attr->max_mw = SROCE_LIMIT(SROCE_HAVE_MW, SROCE_MAX_MW);
+	attr->max_pd = SROCE_MAX_PD;
+	attr->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	attr->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	attr->max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
+	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = SROCE_MAX_SRQ_SGE;
+	attr->max_ah = SROCE_MAX_AH;
+	attr->max_pkeys = SROCE_MAX_PKEYS;
+	attr->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
+	attr->max_fast_reg_page_list_len = SROCE_LIMIT(SROCE_HAVE_FAST_REG, SROCE_MAX_FAST_REG_PAGE_LIST_LEN);
 	/* Atomics are atomic among this device's operations, not against
 	 * CPU accesses to the same memory. */
-	attr->atomic_cap = a.max_qp_rd_atom ? IB_ATOMIC_HCA : IB_ATOMIC_NONE;
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	return 0;
 }
 
@@ -79,10 +77,10 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port_num, struct ib_por
 	attr->phys_state = a.phys_state;
 	attr->max_mtu = a.max_mtu;
 	attr->active_mtu = a.active_mtu;
-	attr->gid_tbl_len = a.gid_tbl_len;
+	attr->gid_tbl_len = SROCE_GID_TABLE_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
-	attr->pkey_tbl_len = a.pkey_tbl_len;
-	attr->max_msg_sz = a.max_msg_sz;
+	attr->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
+	attr->max_msg_sz = SROCE_MAX_MSG_SZ;
 	/* The netdev may already be gone while the device is unregistering:
 	 * the port attributes are still valid, with the slowest speed. */
 	if (ib_get_eth_speed(ibdev, port_num, &attr->active_speed, &attr->active_width)) {
@@ -103,12 +101,9 @@ static int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index, u1
 static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 				    struct ib_port_immutable *immutable)
 {
-	struct sroce_core_port_attr a;
-
-	sroce_core_query_port(to_sdev(ibdev)->core, &a);
 	immutable->core_cap_flags = SROCE_PORT_CORE_CAPS;
-	immutable->pkey_tbl_len = a.pkey_tbl_len;
-	immutable->gid_tbl_len = a.gid_tbl_len;
+	immutable->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
+	immutable->gid_tbl_len = SROCE_GID_TABLE_LEN;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }

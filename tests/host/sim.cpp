@@ -266,8 +266,6 @@ uint64_t Sim::now() const { return e_->now; }
 int Sim::add_node(const NodeConfig &cfg) {
 	int n = int(e_->nodes.size());
 	sroce_core_dev_init init{};
-	const unsigned char mac[6] = {0x02, 0, 0, 0, uint8_t((n + 1) >> 8), uint8_t(n + 1)};
-	memcpy(init.mac, mac, 6);
 	init.netdev_mtu = cfg.netdev_mtu;
 	init.netdev_up = cfg.up;
 	sroce_core_dev *dev = nullptr;

@@ -92,6 +92,76 @@ int make_qp(Dev &d, sroce_core_cq *cq, QpRings &r, int user, sroce_core_qp **out
 
 } // namespace
 
+// The glue's query_device reports param.h's SROCE_* macros as they are and
+// checks no cap itself: the core must accept each limit and refuse one past.
+TEST_CASE("the core takes every limit query_device reports and refuses one past it", "[core][limits]") {
+	Dev d;
+	RingMem cq_ring{SROCE_MAX_CQE, SROCE_MAX_CQE + 1, sizeof(sroce_cqe)};
+	sroce_core_cq *cq = nullptr;
+	REQUIRE(make_cq(d, cq_ring, 0, &cq) == 0);
+	unsigned int log = 0;
+	unsigned long bytes = 0;
+	CHECK(sroce_core_ring_size(SROCE_MAX_QP_WR + 1, SROCE_MAX_QP_WR, 64, &log, &bytes) == -EINVAL);
+	{
+		sroce_core_cq_init ci{};
+		ci.ring = cq_ring.mem;
+		ci.log_size = cq_ring.log_size + 1; // past SROCE_MAX_CQE
+		sroce_core_cq *big = nullptr;
+		CHECK(sroce_core_cq_create(d.dev, &ci, &big) == -EINVAL);
+	}
+	// Strides clamp to the limits, so an oversized cap meets the core's check.
+	CHECK(sroce_core_wqe_stride(SROCE_MAX_SGE + 100, 0) == sroce_core_wqe_stride(SROCE_MAX_SGE, 0));
+
+	QpRings r; // SROCE_MAX_SGE send SGEs
+	sroce_core_qp_init qi{};
+	qi.qp_type = sroce::ib::qpt_rc;
+	qi.port = 1;
+	qi.pd = d.pd;
+	qi.send_cq = qi.recv_cq = cq;
+	qi.max_recv_sge = 1;
+	qi.sq_ring = r.sq.mem;
+	qi.sq_log_size = r.sq.log_size;
+	qi.sq_stride = r.sq_stride;
+	qi.rq_ring = r.rq.mem;
+	qi.rq_log_size = r.rq.log_size;
+	qi.rq_stride = r.rq_stride;
+	struct Case {
+		unsigned int sge, inl, sq_log;
+		int want;
+	} cases[] = {
+		{SROCE_MAX_SGE, SROCE_MAX_INLINE_DATA, r.sq.log_size, 0},
+		{SROCE_MAX_SGE + 1, 0, r.sq.log_size, -EINVAL},
+		{1, SROCE_MAX_INLINE_DATA + 1, r.sq.log_size, -EINVAL},
+		{1, 0, 15, -EINVAL}, // 2^15 WQEs > SROCE_MAX_QP_WR
+	};
+	static_assert(SROCE_MAX_QP_WR == 1u << 14);
+	for (const Case &c : cases) {
+		qi.max_send_sge = c.sge;
+		qi.max_inline_data = c.inl;
+		qi.sq_log_size = c.sq_log;
+		sroce_core_qp *qp = nullptr;
+		CHECK(sroce_core_qp_create(d.dev, &qi, &qp) == c.want);
+		if (qp)
+			sroce_core_qp_destroy(qp);
+	}
+
+	for (unsigned int sge : {SROCE_MAX_SRQ_SGE, SROCE_MAX_SRQ_SGE + 1}) {
+		unsigned int stride = sroce_core_wqe_stride(SROCE_MAX_SGE, 0);
+		RingMem ring{SROCE_MAX_SRQ_WR, SROCE_MAX_SRQ_WR, stride};
+		sroce_core_srq_init si{};
+		si.pd = d.pd;
+		si.ring = ring.mem;
+		si.log_size = ring.log_size;
+		si.stride = stride;
+		si.max_sge = sge;
+		sroce_core_srq *srq = nullptr;
+		CHECK(sroce_core_srq_create(d.dev, &si, &srq) == (sge == SROCE_MAX_SRQ_SGE ? 0 : -EINVAL));
+		if (srq)
+			sroce_core_srq_destroy(srq);
+	}
+	sroce_core_cq_destroy(cq);
+}
+
 TEST_CASE("user CQs stop at the cap less the kernel's reserve; kernel CQs still come", "[core][limits]") {
 	Dev d;
 	RingMem ring(1, param::max_cqe, sizeof(sroce_cqe));

@@ -29,10 +29,8 @@ void *zring(unsigned int entries, unsigned int entry_size, unsigned int *log_siz
 }
 
 // A device whose SQ poller thread is started with it.
-sroce_core_dev *make_polled_dev(unsigned char mac_last, unsigned int idle_us, const char *poller_name) {
+sroce_core_dev *make_polled_dev(unsigned int idle_us, const char *poller_name) {
 	sroce_core_dev_init init{};
-	const unsigned char mac[6] = {0x02, 0, 0, 0, 0, mac_last};
-	std::memcpy(init.mac, mac, 6);
 	init.netdev_mtu = 9000;
 	init.netdev_up = 1;
 	init.sq_poll = 1;
@@ -110,7 +108,7 @@ TEST_CASE("SQ poller on a device: polled contexts' QPs are scanned, NO_SQ_POLL c
 	env_host::clear();
 	long base = env_host::live_allocations();
 	// sq_idle_us of 300 ms: awake long enough for the checks.
-	sroce_core_dev *dev = make_polled_dev(0x66, 300000, "test_sqp");
+	sroce_core_dev *dev = make_polled_dev(300000, "test_sqp");
 	sroce_core_sq_poll_stats st{};
 	sroce_core_dev_sq_poll(dev, &st);
 	CHECK(st.running == 1);
@@ -187,7 +185,7 @@ TEST_CASE("SQ poller: a pass erroring 40 QPs onto one armed CQ loses no event", 
 	env_host::clear();
 	env_host::clear_unsimulated_events();
 	long base = env_host::live_allocations();
-	sroce_core_dev *dev = make_polled_dev(0x67, 1000, "test_sqp_ovf");
+	sroce_core_dev *dev = make_polled_dev(1000, "test_sqp_ovf");
 
 	sroce_alloc_ucontext_resp resp{};
 	sroce_core_ucontext *uc = make_uctx(dev, 0, resp);
