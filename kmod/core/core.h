@@ -302,7 +302,25 @@ unsigned int sroce_core_mr_rkey(const struct sroce_core_mr *mr);
  * 4791. The core consumes pkt. */
 void sroce_core_rx(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
 
-/* Object counts, for leak checks (debugfs). */
+/* A debug view's printed fields as data (counters.cpp): `rdma res show
+ * ... -dd` and debugfs print each by name, in table order, from the struct
+ * the snapshot filled (stats.c, debugfs.c loop over the table). A new field
+ * is a struct member and a table row; a static_assert catches a row left
+ * out. */
+enum sroce_core_view_flags {
+	SROCE_VIEW_HEX = 1 << 0,      /* printed in hex */
+	SROCE_VIEW_KEY = 1 << 1,      /* key material: only for readers ib_core shows keys to */
+	SROCE_VIEW_USER_MEM = 1 << 2, /* an MR's: only when it maps user memory (dma == 0) */
+};
+struct sroce_core_view_field {
+	const char *name;
+	unsigned short offset;       /* in the view struct */
+	unsigned char size;          /* 4 or 8 bytes */
+	unsigned char flags;         /* enum sroce_core_view_flags */
+};
+
+/* Object counts, for leak checks (debugfs; printed from
+ * sroce_core_counts_fields, below). */
 struct sroce_core_counts {
 	unsigned long long qps;
 	unsigned long long cqs;
@@ -322,6 +340,11 @@ struct sroce_core_rx_counts {
 	unsigned long long bad_qpn;
 };
 void sroce_core_dev_rx_counts(struct sroce_core_dev *dev, struct sroce_core_rx_counts *c);
+/* Their debugfs names, as tables (struct sroce_core_view_field, below). */
+extern const struct sroce_core_view_field sroce_core_counts_fields[];
+extern const unsigned int sroce_core_counts_nfields;
+extern const struct sroce_core_view_field sroce_core_rx_counts_fields[];
+extern const unsigned int sroce_core_rx_counts_nfields;
 
 /* The SQ poller's counts (debugfs). */
 struct sroce_core_sq_poll_stats {
@@ -407,15 +430,6 @@ struct sroce_core_qp_view {
 };
 void sroce_core_qp_snapshot(struct sroce_core_qp *qp, struct sroce_core_qp_view *s);
 
-/* A debug view's printed fields as data (counters.cpp): `rdma res show
- * ... -dd` prints each by name, in table order, from the view struct the
- * snapshot filled (stats.c loops over the table). A new field is a struct
- * member and a table row; a static_assert catches a row left out. */
-struct sroce_core_view_field {
-	const char *name;
-	unsigned short offset;       /* in the view struct */
-	unsigned short size;         /* 4 or 8 bytes */
-};
 extern const struct sroce_core_view_field sroce_core_qp_view_fields[];
 extern const unsigned int sroce_core_qp_view_nfields;
 
@@ -438,9 +452,11 @@ struct sroce_core_mr_view {
 	unsigned long long iova;
 	unsigned long long length;
 	unsigned long long npages;
-	unsigned int dma;
+	unsigned int dma;            /* a DMA MR (no user pages) */
 };
 void sroce_core_mr_snapshot(struct sroce_core_mr *mr, struct sroce_core_mr_view *s);
+extern const struct sroce_core_view_field sroce_core_mr_view_fields[];
+extern const unsigned int sroce_core_mr_view_nfields;
 
 #ifdef __cplusplus
 }

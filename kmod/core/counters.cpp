@@ -80,8 +80,9 @@ using namespace sroce;
 
 extern "C" {
 
-#define SROCE_VIEW_FIELD(view, name, member) \
-	{ name, u16(__builtin_offsetof(view, member)), u16(sizeof(view::member)) }
+#define SROCE_VIEW_FIELD_F(view, name, member, flags) \
+	{ name, u16(__builtin_offsetof(view, member)), u8(sizeof(view::member)), u8(flags) }
+#define SROCE_VIEW_FIELD(view, name, member) SROCE_VIEW_FIELD_F(view, name, member, 0)
 #define QPF(member) SROCE_VIEW_FIELD(sroce_core_qp_view, #member, member)
 constexpr sroce_core_view_field sroce_core_qp_view_fields[] = {
 	QPF(sq_psn), QPF(sq_unacked_psn), QPF(rq_psn), QPF(msn), QPF(sq_wqes), QPF(rd_atomic_out),
@@ -97,16 +98,53 @@ constexpr sroce_core_view_field sroce_core_cq_view_fields[] = {
 	SROCE_VIEW_FIELD(sroce_core_cq_view, "overflow", error),
 	SROCE_VIEW_FIELD(sroce_core_cq_view, "user", user),
 };
+// In the order `rdma res show mr -dd` always printed them.
+constexpr sroce_core_view_field sroce_core_mr_view_fields[] = {
+	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "lkey", lkey, SROCE_VIEW_KEY | SROCE_VIEW_HEX),
+	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "rkey", rkey, SROCE_VIEW_KEY | SROCE_VIEW_HEX),
+	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "access", access, SROCE_VIEW_HEX),
+	SROCE_VIEW_FIELD(sroce_core_mr_view, "dma", dma),
+	// A key with its iova is all a peer needs to reach the memory.
+	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "iova", iova, SROCE_VIEW_KEY | SROCE_VIEW_HEX | SROCE_VIEW_USER_MEM),
+	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "length", length, SROCE_VIEW_USER_MEM),
+	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "npages", npages, SROCE_VIEW_USER_MEM),
+	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "page_shift", page_shift, SROCE_VIEW_USER_MEM),
+};
+#define CNT(member) SROCE_VIEW_FIELD(sroce_core_counts, #member, member)
+constexpr sroce_core_view_field sroce_core_counts_fields[] = {
+	CNT(qps), CNT(cqs), CNT(srqs), CNT(mrs), CNT(ahs), CNT(pinned_pages), CNT(pkts_in_flight),
+};
+#undef CNT
+constexpr sroce_core_view_field sroce_core_rx_counts_fields[] = {
+	SROCE_VIEW_FIELD(sroce_core_rx_counts, "rx_core_pkts", packets),
+	SROCE_VIEW_FIELD(sroce_core_rx_counts, "rx_bad_header", bad_header),
+	SROCE_VIEW_FIELD(sroce_core_rx_counts, "rx_icrc_errors", icrc_errors),
+	SROCE_VIEW_FIELD(sroce_core_rx_counts, "rx_bad_qpn", bad_qpn),
+};
 #undef SROCE_VIEW_FIELD
+#undef SROCE_VIEW_FIELD_F
 
 // Every member is printed, but what ib_core prints itself for a QP (state,
 // type, dest_qpn): a member without a row fails here.
 static_assert(bytes_of(sroce_core_qp_view_fields) + 3 * sizeof(unsigned int) == sizeof(sroce_core_qp_view),
 	      "a QP view member without a row");
 static_assert(bytes_of(sroce_core_cq_view_fields) == sizeof(sroce_core_cq_view), "a CQ view member without a row");
-static_assert(sizes_ok(sroce_core_qp_view_fields) && sizes_ok(sroce_core_cq_view_fields), "the glue prints u32 and u64 only");
-const unsigned int sroce_core_qp_view_nfields = sizeof(sroce_core_qp_view_fields) / sizeof(sroce_core_qp_view_fields[0]);
-const unsigned int sroce_core_cq_view_nfields = sizeof(sroce_core_cq_view_fields) / sizeof(sroce_core_cq_view_fields[0]);
+// dma is last and nothing before it is padding.
+static_assert(bytes_of(sroce_core_mr_view_fields) == __builtin_offsetof(sroce_core_mr_view, dma) + sizeof(unsigned int),
+	      "an MR view member without a row");
+static_assert(bytes_of(sroce_core_counts_fields) == sizeof(sroce_core_counts), "a count without a row");
+static_assert(bytes_of(sroce_core_rx_counts_fields) == sizeof(sroce_core_rx_counts), "an rx count without a row");
+static_assert(sizes_ok(sroce_core_qp_view_fields) && sizes_ok(sroce_core_cq_view_fields) &&
+		      sizes_ok(sroce_core_mr_view_fields) && sizes_ok(sroce_core_counts_fields) &&
+		      sizes_ok(sroce_core_rx_counts_fields),
+	      "the glue prints u32 and u64 only");
+#define NFIELDS(t) (sizeof(t) / sizeof(t[0]))
+const unsigned int sroce_core_qp_view_nfields = NFIELDS(sroce_core_qp_view_fields);
+const unsigned int sroce_core_cq_view_nfields = NFIELDS(sroce_core_cq_view_fields);
+const unsigned int sroce_core_mr_view_nfields = NFIELDS(sroce_core_mr_view_fields);
+const unsigned int sroce_core_counts_nfields = NFIELDS(sroce_core_counts_fields);
+const unsigned int sroce_core_rx_counts_nfields = NFIELDS(sroce_core_rx_counts_fields);
+#undef NFIELDS
 
 const char *sroce_core_counter_name(unsigned int id) { return counter_name(id); }
 

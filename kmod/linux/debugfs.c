@@ -22,37 +22,36 @@ static int sroce_module_counts_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_module_counts);
 
+/* The glue's counts, in struct sroce_glue_counts' order. */
+static const char *const sroce_glue_count_names[] = {
+	"glue_pkts_in_flight", "paths", "tx_pkts", "tx_no_route", "tx_errors", "rx_pkts",
+	"rx_short", "tx_local", "rx_local", "rx_local_full", "rx_loopback",
+};
+static_assert(ARRAY_SIZE(sroce_glue_count_names) * sizeof(atomic_long_t) == sizeof(struct sroce_glue_counts));
+
+static void sroce_seq_view(struct seq_file *m, const struct sroce_core_view_field *f, unsigned int n,
+			   const void *view)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		seq_printf(m, "%s %llu\n", f[i].name, sroce_view_value(view, &f[i]));
+}
+
 static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 {
 	struct sroce_dev *sdev = m->private;
-	struct sroce_glue_counts *g = &sdev->counts;
+	const atomic_long_t *g = (const atomic_long_t *)&sdev->counts;
 	struct sroce_core_counts c = {};
 	struct sroce_core_rx_counts rx = {};
+	unsigned int i;
 
 	sroce_core_dev_counts(sdev->core, &c);
 	sroce_core_dev_rx_counts(sdev->core, &rx);
-	seq_printf(m, "qps %llu\n", c.qps);
-	seq_printf(m, "cqs %llu\n", c.cqs);
-	seq_printf(m, "srqs %llu\n", c.srqs);
-	seq_printf(m, "mrs %llu\n", c.mrs);
-	seq_printf(m, "ahs %llu\n", c.ahs);
-	seq_printf(m, "pinned_pages %llu\n", c.pinned_pages);
-	seq_printf(m, "pkts_in_flight %llu\n", c.pkts_in_flight);
-	seq_printf(m, "glue_pkts_in_flight %ld\n", atomic_long_read(&g->pkts_in_flight));
-	seq_printf(m, "paths %ld\n", atomic_long_read(&g->paths));
-	seq_printf(m, "tx_pkts %ld\n", atomic_long_read(&g->tx_pkts));
-	seq_printf(m, "tx_no_route %ld\n", atomic_long_read(&g->tx_no_route));
-	seq_printf(m, "tx_errors %ld\n", atomic_long_read(&g->tx_errors));
-	seq_printf(m, "rx_pkts %ld\n", atomic_long_read(&g->rx_pkts));
-	seq_printf(m, "rx_short %ld\n", atomic_long_read(&g->rx_short));
-	seq_printf(m, "tx_local %ld\n", atomic_long_read(&g->tx_local));
-	seq_printf(m, "rx_local %ld\n", atomic_long_read(&g->rx_local));
-	seq_printf(m, "rx_local_full %ld\n", atomic_long_read(&g->rx_local_full));
-	seq_printf(m, "rx_loopback %ld\n", atomic_long_read(&g->rx_loopback));
-	seq_printf(m, "rx_core_pkts %llu\n", rx.packets);
-	seq_printf(m, "rx_bad_header %llu\n", rx.bad_header);
-	seq_printf(m, "rx_icrc_errors %llu\n", rx.icrc_errors);
-	seq_printf(m, "rx_bad_qpn %llu\n", rx.bad_qpn);
+	sroce_seq_view(m, sroce_core_counts_fields, sroce_core_counts_nfields, &c);
+	for (i = 0; i < ARRAY_SIZE(sroce_glue_count_names); i++)
+		seq_printf(m, "%s %ld\n", sroce_glue_count_names[i], atomic_long_read(&g[i]));
+	sroce_seq_view(m, sroce_core_rx_counts_fields, sroce_core_rx_counts_nfields, &rx);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_counts);

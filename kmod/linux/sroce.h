@@ -26,7 +26,8 @@
 /* One per network namespace that has at least one sroce device. */
 struct sroce_net;
 
-/* The glue's own debug counts of a device (debugfs.c prints them). */
+/* The glue's own debug counts of a device: atomic_long_t only, in the
+ * order of debugfs.c's sroce_glue_count_names. */
 struct sroce_glue_counts {
 	atomic_long_t pkts_in_flight; /* skbs the core owns: allocated or received, not yet sent or freed */
 	atomic_long_t paths;          /* live struct sroce_env_path */
@@ -191,6 +192,21 @@ static_assert(offsetof(struct ib_sge, lkey) == offsetof(struct sroce_sge, lkey))
 static inline const struct sroce_sge *sroce_sges(const struct ib_sge *sg_list)
 {
 	return (const struct sroce_sge *)sg_list;
+}
+
+/* One field of a core view or count struct, named by its table (core.h). */
+static inline u64 sroce_view_value(const void *view, const struct sroce_core_view_field *f)
+{
+	const u8 *p = (const u8 *)view + f->offset;
+	u32 v32;
+	u64 v64;
+
+	if (f->size == sizeof(u64)) {
+		memcpy(&v64, p, sizeof(v64));
+		return v64;
+	}
+	memcpy(&v32, p, sizeof(v32));
+	return v32;
 }
 
 /* main.c: module parameters */

@@ -54,20 +54,10 @@ static int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *sta
 	return n;
 }
 
-#define PUT32(name, v)                                       \
-	do {                                                 \
-		if (rdma_nl_put_driver_u32(msg, name, v))    \
-			goto err;                            \
-	} while (0)
-#define PUT64(name, v)                                       \
-	do {                                                 \
-		if (rdma_nl_put_driver_u64(msg, name, v))    \
-			goto err;                            \
-	} while (0)
-
-/* The fields a core view table names (core.h), read from the snapshot. */
+/* The fields a core view table names (core.h), read from the snapshot;
+ * rows with a flag in `skip` are left out. */
 static int sroce_put_view(struct sk_buff *msg, const struct sroce_core_view_field *f, unsigned int n,
-			  const void *view)
+			  const void *view, unsigned int skip)
 {
 	struct nlattr *nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	unsigned int i;
@@ -75,18 +65,18 @@ static int sroce_put_view(struct sk_buff *msg, const struct sroce_core_view_fiel
 	if (!nest)
 		return -EMSGSIZE;
 	for (i = 0; i < n; i++) {
-		const u8 *p = (const u8 *)view + f[i].offset;
-		u64 v64;
-		u32 v32;
+		u64 v = sroce_view_value(view, &f[i]);
+		bool hex = f[i].flags & SROCE_VIEW_HEX;
 		int err;
 
-		if (f[i].size == sizeof(u64)) {
-			memcpy(&v64, p, sizeof(v64));
-			err = rdma_nl_put_driver_u64(msg, f[i].name, v64);
-		} else {
-			memcpy(&v32, p, sizeof(v32));
-			err = rdma_nl_put_driver_u32(msg, f[i].name, v32);
-		}
+		if (f[i].flags & skip)
+			continue;
+		if (f[i].size == sizeof(u64))
+			err = hex ? rdma_nl_put_driver_u64_hex(msg, f[i].name, v) :
+				    rdma_nl_put_driver_u64(msg, f[i].name, v);
+		else
+			err = hex ? rdma_nl_put_driver_u32_hex(msg, f[i].name, v) :
+				    rdma_nl_put_driver_u32(msg, f[i].name, v);
 		if (err) {
 			nla_nest_cancel(msg, nest);
 			return -EMSGSIZE;
@@ -101,7 +91,7 @@ static int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	struct sroce_core_qp_view v;
 
 	sroce_core_qp_snapshot(to_sqp(ibqp)->core, &v);
-	return sroce_put_view(msg, sroce_core_qp_view_fields, sroce_core_qp_view_nfields, &v);
+	return sroce_put_view(msg, sroce_core_qp_view_fields, sroce_core_qp_view_nfields, &v, 0);
 }
 
 static int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
@@ -109,39 +99,20 @@ static int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	struct sroce_core_cq_view v;
 
 	sroce_core_cq_snapshot(to_scq(ibcq)->core, &v);
-	return sroce_put_view(msg, sroce_core_cq_view_fields, sroce_core_cq_view_nfields, &v);
+	return sroce_put_view(msg, sroce_core_cq_view_fields, sroce_core_cq_view_nfields, &v, 0);
 }
 
+/* Keys (and the iova that goes with them) only for readers ib_core shows
+ * keys to; a DMA MR has no user memory to describe. */
 int sroce_fill_res_mr_view(struct sk_buff *msg, struct sroce_core_mr *mr, bool keys)
 {
 	struct sroce_core_mr_view v;
-	struct nlattr *nest;
 
 	if (!mr)
 		return 0;
 	sroce_core_mr_snapshot(mr, &v);
-	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
-	if (!nest)
-		return -EMSGSIZE;
-	/* A key with its iova is all a peer needs to reach the memory. */
-	if (keys && (rdma_nl_put_driver_u32_hex(msg, "lkey", v.lkey) ||
-		     rdma_nl_put_driver_u32_hex(msg, "rkey", v.rkey)))
-		goto err;
-	if (rdma_nl_put_driver_u32_hex(msg, "access", v.access))
-		goto err;
-	PUT32("dma", v.dma);
-	if (!v.dma) {
-		if (keys && rdma_nl_put_driver_u64_hex(msg, "iova", v.iova))
-			goto err;
-		PUT64("length", v.length);
-		PUT64("npages", v.npages);
-		PUT32("page_shift", v.page_shift);
-	}
-	nla_nest_end(msg, nest);
-	return 0;
-err:
-	nla_nest_cancel(msg, nest);
-	return -EMSGSIZE;
+	return sroce_put_view(msg, sroce_core_mr_view_fields, sroce_core_mr_view_nfields, &v,
+			      (keys ? 0 : SROCE_VIEW_KEY) | (v.dma ? SROCE_VIEW_USER_MEM : 0));
 }
 
 const struct ib_device_ops sroce_stats_ops = {
