@@ -71,7 +71,7 @@ struct QpRings {
 	RingMem rq{1, param::max_qp_wr, rq_stride};
 };
 
-int make_qp(Dev &d, sroce_core_cq *cq, QpRings &r, int user, sroce_core_qp **out) {
+sroce_core_qp_init qp_init(Dev &d, sroce_core_cq *cq, QpRings &r, int user) {
 	sroce_core_qp_init qi{};
 	qi.qp_type = sroce::ib::qpt_rc;
 	qi.port = 1;
@@ -87,6 +87,11 @@ int make_qp(Dev &d, sroce_core_cq *cq, QpRings &r, int user, sroce_core_qp **out
 	qi.rq_ring = r.rq.mem;
 	qi.rq_log_size = r.rq.log_size;
 	qi.rq_stride = r.rq_stride;
+	return qi;
+}
+
+int make_qp(Dev &d, sroce_core_cq *cq, QpRings &r, int user, sroce_core_qp **out) {
+	sroce_core_qp_init qi = qp_init(d, cq, r, user);
 	return sroce_core_qp_create(d.dev, &qi, out);
 }
 
@@ -113,18 +118,7 @@ TEST_CASE("the core takes every limit query_device reports and refuses one past 
 	CHECK(sroce_core_wqe_stride(SROCE_MAX_SGE + 100, 0) == sroce_core_wqe_stride(SROCE_MAX_SGE, 0));
 
 	QpRings r; // SROCE_MAX_SGE send SGEs
-	sroce_core_qp_init qi{};
-	qi.qp_type = sroce::ib::qpt_rc;
-	qi.port = 1;
-	qi.pd = d.pd;
-	qi.send_cq = qi.recv_cq = cq;
-	qi.max_recv_sge = 1;
-	qi.sq_ring = r.sq.mem;
-	qi.sq_log_size = r.sq.log_size;
-	qi.sq_stride = r.sq_stride;
-	qi.rq_ring = r.rq.mem;
-	qi.rq_log_size = r.rq.log_size;
-	qi.rq_stride = r.rq_stride;
+	sroce_core_qp_init qi = qp_init(d, cq, r, 0);
 	struct Case {
 		unsigned int sge, inl, sq_log;
 		int want;

@@ -216,23 +216,32 @@ done
 # The last messages' ACKs lost. Each side must still be there for the
 # other's retransmission, else the sender ends in "retry counter exceeded"
 # (sroce_integrity's end of run: its wait_server_finished).
+log "-- the last ACK lost"
+modprobe -a sch_ingress cls_u32 act_gact
+# lastack NAME HOST DESCRIPTION GACT MATCH...: on hHOST's egress, ACKs
+# (BTH opcode 0x11) that also match MATCH get the gact action GACT, during
+# one sroce_integrity run of one operation; the filter must have dropped one.
+lastack() {
+	local name=$1 h=$2 what=$3 gact=$4 st
+	shift 4
+	tc -n h$h qdisc add dev veth-h$h clsact
+	# shellcheck disable=SC2086
+	check "a filter on h$h drops $what" tc -n h$h filter add dev veth-h$h egress protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff match u8 0x11 0xff at 28 "$@" \
+		action gact $gact
+	port=$((port + 1))
+	pair "$name: sroce_integrity, 1 operation" \
+		"$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t 14 -w 60 -- \
+		"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 1 -S $port -t 14 -r 7 -w 60
+	st=$(tc -n h$h -s filter show dev veth-h$h egress | tr -s ' \n' ' ')
+	log "  h$h filter: ${st:0:300}"
+	check "$name: the filter dropped an ACK" sh -c "tc -n h$h -s filter show dev veth-h$h egress | grep -qE 'dropped [1-9]'"
+	tc -n h$h qdisc del dev veth-h$h clsact
+}
 # 1. h2 (the client) drops its 2nd ACK, which with one operation is the ACK
 #    of the server's reply to it. The client stays until it has READ that
 #    the server's last send completed. (It once failed at loss 10%.)
-log "-- the last ACK lost"
-modprobe -a sch_ingress cls_u32 act_gact
-tc -n h2 qdisc add dev veth-h2 clsact
-check "a filter on h2 drops its every 2nd ACK" tc -n h2 filter add dev veth-h2 egress protocol ip u32 \
-	match ip protocol 17 0xff match ip dport 4791 0xffff match u8 0x11 0xff at 28 \
-	action gact pass random determ drop 2
-port=$((port + 1))
-pair "lastack: sroce_integrity, 1 operation" \
-	"$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t 14 -w 60 -- \
-	"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 1 -S $port -t 14 -r 7 -w 60
-st=$(tc -n h2 -s filter show dev veth-h2 egress | tr -s ' \n' ' ')
-log "  h2 filter: ${st:0:300}"
-check "lastack: the filter dropped an ACK" sh -c "tc -n h2 -s filter show dev veth-h2 egress | grep -qE 'dropped [1-9]'"
-tc -n h2 qdisc del dev veth-h2 clsact
+lastack lastack 2 "its every 2nd ACK" "pass random determ drop 2"
 # 2. h1 (the server) drops the first ACK with MSN 3: with one operation
 #    (a WRITE, its M_CHECK SEND, then M_DONE) the ACK of the client's last
 #    message, M_DONE. The server stays until the client disconnects, so the
@@ -240,19 +249,7 @@ tc -n h2 qdisc del dev veth-h2 clsact
 #    With the server disconnecting first, this failed at loss 10% one run
 #    in five (82-netem in CI, 2026-11-25; the capture showed M_DONE sent 8
 #    times to a closed QP).
-tc -n h1 qdisc add dev veth-h1 clsact
-check "a filter on h1 drops its first ACK of MSN 3" tc -n h1 filter add dev veth-h1 egress protocol ip u32 \
-	match ip protocol 17 0xff match ip dport 4791 0xffff match u8 0x11 0xff at 28 \
-	match u32 0x00000003 0x00ffffff at 40 \
-	action gact drop random determ pass 2
-port=$((port + 1))
-pair "lastack-done: sroce_integrity, 1 operation" \
-	"$PROGS/sroce_integrity" -s -a 10.0.9.1 -p $port -t 14 -w 60 -- \
-	"$PROGS/sroce_integrity" -c -a 10.0.9.1 -p $port -n 1 -S $port -t 14 -r 7 -w 60
-st=$(tc -n h1 -s filter show dev veth-h1 egress | tr -s ' \n' ' ')
-log "  h1 filter: ${st:0:300}"
-check "lastack-done: the filter dropped an ACK" sh -c "tc -n h1 -s filter show dev veth-h1 egress | grep -qE 'dropped [1-9]'"
-tc -n h1 qdisc del dev veth-h1 clsact
+lastack lastack-done 1 "its first ACK of MSN 3" "drop random determ pass 2" match u32 0x00000003 0x00ffffff at 40
 
 check "no sroce warning in the kernel log" sh -c "! dmesg | grep -iE 'sroce.*(warn|bug)'"
 ip netns del h1
