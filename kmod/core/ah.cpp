@@ -1,3 +1,4 @@
+// Address handles: creation from a path, the handle table's PD check (ah.h).
 #include "ah.h"
 #include "param.h"
 

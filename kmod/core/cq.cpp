@@ -1,3 +1,4 @@
+// The completion queue: posting CQEs, arming, overflow into CQ_ERR, resize (cq.h).
 #include "cq.h"
 #include "ib_enums.h"
 #include "param.h"

@@ -1,3 +1,4 @@
+// The device: its tables, limits, counts and the SQ poller it starts (device.h).
 #include "device.h"
 #include "ktl/byteorder.h"
 #include "param.h"

@@ -1,3 +1,4 @@
+// The RoCEv2 invariant CRC over a packet's masked headers and payload (icrc.h).
 #include "icrc.h"
 
 #include "ktl/errno.h"

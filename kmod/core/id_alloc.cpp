@@ -1,3 +1,4 @@
+// Next-fit bitmap numbers for QPNs, PDNs, SRQNs and AH handles (id_alloc.h).
 #include "id_alloc.h"
 #include "ktl/alloc.h"
 #include "ktl/bitops.h"

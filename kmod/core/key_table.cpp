@@ -1,3 +1,4 @@
+// Memory keys: handing out random-variant keys, lookup and invalidation (key_table.h).
 #include "key_table.h"
 #include "ib_enums.h"
 #include "mr.h"

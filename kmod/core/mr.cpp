@@ -1,3 +1,4 @@
+// Memory regions: the page list, bounds and access checks, and the deferred free (mr.h).
 #include "mr.h"
 #include "key_table.h"
 #include "param.h"

@@ -1,3 +1,4 @@
+// The IBTA opcode table and its static_asserts (opcode.h).
 #include "opcode.h"
 
 namespace sroce::ib {

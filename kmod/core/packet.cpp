@@ -1,3 +1,4 @@
+// The packet codec: parsing IB headers bounded by the buffer, writing IP/UDP/IB headers (packet.h).
 #include "packet.h"
 
 #include "ktl/byteorder.h"

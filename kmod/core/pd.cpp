@@ -1,3 +1,4 @@
+// Protection domains: their numbers and life cycle (pd.h).
 #include "pd.h"
 
 namespace sroce {

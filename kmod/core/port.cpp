@@ -1,3 +1,4 @@
+// The port: state and active MTU from the netdev, port queries (port.h).
 #include "port.h"
 #include "param.h"
 

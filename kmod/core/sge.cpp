@@ -1,3 +1,4 @@
+// Gather and scatter through SGE lists, each SGE checked in the key table (sge.h).
 #include "sge.h"
 #include "ib_enums.h"
 #include "key_table.h"

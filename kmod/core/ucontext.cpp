@@ -1,3 +1,4 @@
+// User contexts: the provider's ABI check and the mappings it will make (ucontext.h).
 #include "ucontext.h"
 #include "abi.h"
 #include "param.h"

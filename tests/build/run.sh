@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build-level checks: the freestanding core objects are clean, and the
 # checker itself catches a constructor and a non-env symbol; ktl/lock.h
-# refuses misuse at compile time; ThreadSanitizer sees the ring barriers.
+# refuses misuse at compile time; ThreadSanitizer sees the ring barriers;
+# documentation names only files that exist; kmod/ files keep their shape.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${KVER:-$("$top/scripts/kver")}
@@ -100,6 +101,31 @@ stale_found() { # exit 1, both stale names reported, the real one not
 }
 t "the doc check names a stale file and a stale path" 0 stale_found
 rm -f "$doc"
+
+# Every kmod/ source opens with a comment saying what it is for and has at
+# most 500 lines (issue 13: one responsibility per file).
+kmod_shape() { # kmod_shape DIR: names each offender; fails if there is one
+	local f bad=0
+	while IFS= read -r f; do
+		if ! sed -n '1,3p' "$f" | grep -v SPDX | grep -qE '^(//|/\*| \*)'; then
+			echo "no opening comment: ${f#"$1"/}"
+			bad=1
+		fi
+		if [ "$(wc -l <"$f")" -gt 500 ]; then
+			echo "over 500 lines: ${f#"$1"/}"
+			bad=1
+		fi
+	done < <(find "$1" \( -name '*.c' -o -name '*.cpp' -o -name '*.h' \) | sort)
+	return $bad
+}
+t "every kmod/ file opens with its purpose and has at most 500 lines" 0 kmod_shape "$top/kmod"
+shape=$(mktemp -d)
+printf '#include "x.h"\nint x;\n' >"$shape/bare.cpp"
+seq 501 | sed 's|^|// |' >"$shape/long.h"
+t "the shape check names a file without its comment and one too long" \
+	"no opening comment: bare.cpp" kmod_shape "$shape"
+t "... and the long one" "over 500 lines: long.h" kmod_shape "$shape"
+rm -rf "$shape"
 
 # The provider exports only the srocedv API.
 exports=$(nm -D --defined-only "$top/build/user/libsroce.so.1" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
