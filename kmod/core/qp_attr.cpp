@@ -32,6 +32,14 @@ constexpr u32 ud_opt_rts = attr_cur_state | attr_qkey;
 constexpr u32 uc_opt_rts = attr_cur_state | attr_alt_path | attr_access_flags | attr_path_mig_state;
 constexpr u32 rc_opt_rts = uc_opt_rts | attr_min_rnr_timer;
 
+// The optional attributes of RTS -> RTS and SQD -> RTS (IBTA table 91).
+constexpr void rts_to_rts(Rule &r) {
+	r.valid = true;
+	r.opt[t_ud] = r.opt[t_gsi] = ud_opt_rts;
+	r.opt[t_uc] = uc_opt_rts;
+	r.opt[t_rc] = rc_opt_rts;
+}
+
 // rules[cur][next]
 constexpr Rule make_rules(u32 cur, u32 next) {
 	Rule r{};
@@ -74,10 +82,7 @@ constexpr Rule make_rules(u32 cur, u32 next) {
 		break;
 	case qps_rts:
 		if (next == qps_rts) {
-			r.valid = true;
-			r.opt[t_ud] = r.opt[t_gsi] = ud_opt_rts;
-			r.opt[t_uc] = uc_opt_rts;
-			r.opt[t_rc] = rc_opt_rts;
+			rts_to_rts(r);
 		} else if (next == qps_sqd) {
 			r.valid = true;
 			for (u32 &o : r.opt)
@@ -86,10 +91,7 @@ constexpr Rule make_rules(u32 cur, u32 next) {
 		break;
 	case qps_sqd:
 		if (next == qps_rts) {
-			r.valid = true;
-			r.opt[t_ud] = r.opt[t_gsi] = ud_opt_rts;
-			r.opt[t_uc] = uc_opt_rts;
-			r.opt[t_rc] = rc_opt_rts;
+			rts_to_rts(r);
 		} else if (next == qps_sqd) {
 			r.valid = true;
 			r.opt[t_ud] = r.opt[t_gsi] = attr_pkey_index | attr_qkey;

@@ -439,17 +439,11 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	for (; wr; wr = wr->next) {
-		struct sroce_wqe wqe = {
-			.wr_id = wr->wr_id,
-			.opcode = SROCE_WQE_RECV,
-		};
+		struct sroce_wqe wqe;
 
-		if (wr->num_sge < 0 || wr->num_sge > U8_MAX) {
-			err = -EINVAL;
-		} else {
-			wqe.num_sge = wr->num_sge;
+		err = sroce_recv_wqe(wr, &wqe);
+		if (!err)
 			err = sroce_core_qp_post_recv(qp->core, &wqe, sroce_sges(wr->sg_list));
-		}
 		if (err) {
 			*bad_wr = wr;
 			break;

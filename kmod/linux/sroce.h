@@ -194,6 +194,19 @@ static inline const struct sroce_sge *sroce_sges(const struct ib_sge *sg_list)
 	return (const struct sroce_sge *)sg_list;
 }
 
+/* A kernel consumer's receive WR as a WQE; its SGEs go to the core as they
+ * are (sroce_sges). */
+static inline int sroce_recv_wqe(const struct ib_recv_wr *wr, struct sroce_wqe *wqe)
+{
+	if (wr->num_sge < 0 || wr->num_sge > U8_MAX)
+		return -EINVAL;
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = SROCE_WQE_RECV;
+	wqe->num_sge = wr->num_sge;
+	return 0;
+}
+
 /* One field of a core view or count struct, named by its table (core.h). */
 static inline u64 sroce_view_value(const void *view, const struct sroce_core_view_field *f)
 {
