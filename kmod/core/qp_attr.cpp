@@ -148,6 +148,38 @@ namespace err = ktl::err;
 
 // ---- attributes ------------------------------------------------------------
 
+namespace {
+// The numeric attributes a modify may set, with their ranges (IBTA 11.2.5
+// and the device's limits).
+struct AttrRange {
+	u32 mask;
+	unsigned int sroce_core_qp_attr::*field;
+	u32 min, max;
+};
+constexpr AttrRange attr_ranges[] = {
+	{ib::attr_port, &sroce_core_qp_attr::port_num, 1, 1},
+	{ib::attr_pkey_index, &sroce_core_qp_attr::pkey_index, 0, param::max_pkeys - 1},
+	{ib::attr_path_mtu, &sroce_core_qp_attr::path_mtu, ib::mtu_256, ib::mtu_4096},
+	{ib::attr_max_qp_rd_atomic, &sroce_core_qp_attr::max_rd_atomic, 0, param::max_qp_rd_atom},
+	{ib::attr_max_dest_rd_atomic, &sroce_core_qp_attr::max_dest_rd_atomic, 0, param::max_qp_rd_atom},
+	{ib::attr_timeout, &sroce_core_qp_attr::timeout, 0, 31},
+	{ib::attr_retry_cnt, &sroce_core_qp_attr::retry_cnt, 0, 7},
+	{ib::attr_rnr_retry, &sroce_core_qp_attr::rnr_retry, 0, 7},
+	{ib::attr_min_rnr_timer, &sroce_core_qp_attr::min_rnr_timer, 0, 31},
+	{ib::attr_dest_qpn, &sroce_core_qp_attr::dest_qp_num, 0, ib::qpn_mask},
+};
+constexpr bool ranges_ok() {
+	u32 seen = 0;
+	for (const AttrRange &r : attr_ranges) {
+		if (!r.mask || (r.mask & (r.mask - 1)) || (seen & r.mask) || r.min > r.max)
+			return false;
+		seen |= r.mask;
+	}
+	return true;
+}
+static_assert(ranges_ok(), "one row per attribute bit, each a non-empty range");
+} // namespace
+
 ktl::Result<void> Qp::check_modify_locked(const sroce_core_qp_attr &a, u32 mask) const {
 	u32 next = (mask & ib::attr_state) ? a.qp_state : state_;
 	if ((mask & ib::attr_cur_state) && a.cur_qp_state != state_ &&
@@ -155,31 +187,14 @@ ktl::Result<void> Qp::check_modify_locked(const sroce_core_qp_attr &a, u32 mask)
 		return Error::from_errno(err::inval);
 	if (!qp_transition_ok(state_, next, type_, mask))
 		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_port) && a.port_num != 1)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_pkey_index) && a.pkey_index >= param::max_pkeys)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_path_mtu) && (a.path_mtu < ib::mtu_256 || a.path_mtu > ib::mtu_4096))
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_max_qp_rd_atomic) && a.max_rd_atomic > param::max_qp_rd_atom)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_max_dest_rd_atomic) && a.max_dest_rd_atomic > param::max_qp_rd_atom)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_timeout) && a.timeout > 31)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_retry_cnt) && a.retry_cnt > 7)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_rnr_retry) && a.rnr_retry > 7)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_min_rnr_timer) && a.min_rnr_timer > 31)
-		return Error::from_errno(err::inval);
+	for (const AttrRange &r : attr_ranges)
+		if ((mask & r.mask) && (a.*r.field < r.min || a.*r.field > r.max))
+			return Error::from_errno(err::inval);
 	if ((mask & ib::attr_access_flags) &&
 	    (a.qp_access_flags & ~u32(ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
 				       ib::access::remote_atomic | ib::access::mw_bind)))
 		return Error::from_errno(err::inval);
 	if ((mask & ib::attr_av) && !a.path)
-		return Error::from_errno(err::inval);
-	if ((mask & ib::attr_dest_qpn) && a.dest_qp_num > ib::qpn_mask)
 		return Error::from_errno(err::inval);
 	return {};
 }
@@ -255,8 +270,9 @@ ktl::Result<void> Qp::modify(const sroce_core_qp_attr &attr, u32 mask, sroce_env
 	// A path MTU above the port's active MTU would send packets the link
 	// drops, and the QP would stall in retries: clamp it, as the port is
 	// now (read before the QP lock: the port lock is not nested in it).
+	// A value that is no MTU at all is refused below, not clamped.
 	sroce_core_qp_attr a = attr;
-	if (mask & ib::attr_path_mtu)
+	if ((mask & ib::attr_path_mtu) && a.path_mtu <= ib::mtu_4096)
 		a.path_mtu = ktl::min(a.path_mtu, dev_->active_mtu());
 	ktl::Guard g(lock_);
 	auto r = check_modify_locked(a, mask);

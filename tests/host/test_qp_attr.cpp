@@ -1,9 +1,15 @@
 // The transition table against the rules of IBTA 11.2.4.2 that programs
-// rely on (ibv_rc_pingpong, rdma_cm and ib_mad masks).
+// rely on (ibv_rc_pingpong, rdma_cm and ib_mad masks), and the attribute
+// ranges a modify is checked against.
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+
 #include "ib_enums.h"
+#include "packet.h"
+#include "param.h"
 #include "qp_attr.h"
+#include "transport_fixture.h"
 
 using namespace sroce;
 using namespace sroce::ib;
@@ -60,4 +66,84 @@ TEST_CASE("qp transitions: invalid ones are refused", "[qp][attr]") {
 	CHECK_FALSE(qp_transition_ok(qps_reset, qps_init, qpt_xrc_tgt, attr_state));
 	CHECK_FALSE(qp_transition_ok(qps_reset, 7, qpt_rc, attr_state));
 	CHECK_FALSE(qp_transition_ok(9, qps_reset, qpt_rc, attr_state));
+}
+
+// check_modify_locked's range table (qp_attr.cpp): each numeric attribute
+// one past its range is refused with EINVAL and leaves the QP as it was;
+// the edge of the range is taken. (A path MTU of 6 or more was accepted:
+// the clamp to the port's MTU ran first and made it valid.)
+TEST_CASE("qp modify: each numeric attribute is checked against its range", "[qp][attr]") {
+	tfx::Fixture f(7);
+	tfx::Node &a = f.node(0), &b = f.node(1);
+	tfx::Qp &q = f.qp(a, qpt_rc), &peer = f.qp(b, qpt_rc);
+	auto modify = [&](const sroce_core_qp_attr &at, u32 mask) {
+		int rc = 1;
+		f.sim().call([&](sroce_env_batch *bt) { rc = sroce_core_qp_modify(q.qp, &at, int(mask), bt); });
+		return rc;
+	};
+	auto state = [&] {
+		sroce_core_qp_attr at{};
+		sroce_core_qp_query(q.qp, &at);
+		return at.qp_state;
+	};
+	using Bad = void (*)(sroce_core_qp_attr &);
+
+	sroce_core_qp_attr init{};
+	init.qp_state = qps_init;
+	init.port_num = 1;
+	u32 init_mask = attr_state | attr_pkey_index | attr_port | attr_access_flags;
+	for (Bad bad : {Bad([](sroce_core_qp_attr &at) { at.port_num = 0; }),
+			Bad([](sroce_core_qp_attr &at) { at.port_num = 2; }),
+			Bad([](sroce_core_qp_attr &at) { at.pkey_index = param::max_pkeys; })}) {
+		sroce_core_qp_attr at = init;
+		bad(at);
+		CHECK(modify(at, init_mask) == -EINVAL);
+	}
+	CHECK(state() == qps_reset);
+	REQUIRE(modify(init, init_mask) == 0);
+
+	auto rtr = [&] {
+		sroce_core_qp_attr at{};
+		at.qp_state = qps_rtr;
+		at.path_mtu = mtu_4096;
+		at.dest_qp_num = peer.qpn;
+		at.max_dest_rd_atomic = param::max_qp_rd_atom;
+		at.min_rnr_timer = 31;
+		sim::Path p = f.sim().path(a.id, b.id);
+		at.path = p.path; // taken by the core, or put on a refusal
+		at.path_info = p.info;
+		return at;
+	};
+	u32 rtr_mask = attr_state | attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn | attr_max_dest_rd_atomic |
+		       attr_min_rnr_timer;
+	for (Bad bad : {Bad([](sroce_core_qp_attr &at) { at.path_mtu = mtu_256 - 1; }),
+			Bad([](sroce_core_qp_attr &at) { at.path_mtu = mtu_4096 + 1; }),
+			Bad([](sroce_core_qp_attr &at) { at.dest_qp_num = qpn_mask + 1; }),
+			Bad([](sroce_core_qp_attr &at) { at.max_dest_rd_atomic = param::max_qp_rd_atom + 1; }),
+			Bad([](sroce_core_qp_attr &at) { at.min_rnr_timer = 32; })}) {
+		sroce_core_qp_attr at = rtr();
+		bad(at);
+		CHECK(modify(at, rtr_mask) == -EINVAL);
+	}
+	CHECK(state() == qps_init);
+	REQUIRE(modify(rtr(), rtr_mask) == 0);
+
+	sroce_core_qp_attr rts{};
+	rts.qp_state = qps_rts;
+	rts.timeout = 31;
+	rts.retry_cnt = 7;
+	rts.rnr_retry = 7;
+	rts.max_rd_atomic = param::max_qp_rd_atom;
+	u32 rts_mask = attr_state | attr_sq_psn | attr_timeout | attr_retry_cnt | attr_rnr_retry | attr_max_qp_rd_atomic;
+	for (Bad bad : {Bad([](sroce_core_qp_attr &at) { at.timeout = 32; }),
+			Bad([](sroce_core_qp_attr &at) { at.retry_cnt = 8; }),
+			Bad([](sroce_core_qp_attr &at) { at.rnr_retry = 8; }),
+			Bad([](sroce_core_qp_attr &at) { at.max_rd_atomic = param::max_qp_rd_atom + 1; })}) {
+		sroce_core_qp_attr at = rts;
+		bad(at);
+		CHECK(modify(at, rts_mask) == -EINVAL);
+	}
+	CHECK(state() == qps_rtr);
+	REQUIRE(modify(rts, rts_mask) == 0);
+	CHECK(state() == qps_rts);
 }
