@@ -88,6 +88,7 @@ struct ReadAtomicRes {
 	bool valid = false;
 	bool atomic = false;
 	bool pending = false;  // responses still to send
+	bool replay = false;   // sending again for a duplicate request
 	u32 first_psn = 0;     // PSNs the request consumed
 	u32 last_psn = 0;
 	// READ, re-executed from any PSN on a duplicate (the memory is read
@@ -285,6 +286,7 @@ private:
 	void execute_locked(const RxPacket &rx, sroce_env_batch *b);
 	void execute_send_locked(const RxPacket &rx, sroce_env_batch *b);
 	void execute_write_locked(const RxPacket &rx, sroce_env_batch *b);
+	void give_up_replay_locked();
 	void execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b);
 	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 error
 	void send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b);

@@ -24,6 +24,20 @@ bool Qp::find_res_locked(u32 psn, u32 *idx) {
 	return false;
 }
 
+// A new request takes the slot of the oldest request, whose responses are
+// being sent again for a duplicate. The requester only asks for something
+// new in that slot once it has every response of the old request: those it
+// missed came in the replay's first packets, the rest before, out of order.
+// The remaining replay is for no one; stop it, and stream from the slot
+// after it, so that the new request's responses keep their place.
+void Qp::give_up_replay_locked() {
+	u32 slots = res_slots();
+	u32 oldest = resp_.res_next - slots;
+	resp_.res[oldest % slots].pending = false;
+	if (s32(resp_.res_send - oldest) <= 0)
+		resp_.res_send = oldest + 1;
+}
+
 void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
@@ -36,6 +50,8 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	u32 slots = res_slots();
 	ReadAtomicRes &e = resp_.res[resp_.res_next % slots];
+	if (e.pending && e.replay)
+		give_up_replay_locked();
 	if (e.pending || (atomic && !(access_ & ib::access::remote_atomic)) ||
 	    (!atomic && !(access_ & ib::access::remote_read))) {
 		// More outstanding than max_dest_rd_atomic, or not allowed.
@@ -200,7 +216,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		} else {
 			e->next_psn = e->first_psn;
 		}
-		e->pending = true;
+		e->pending = e->replay = true;
 		// The later requests will come again too: answer in order from here.
 		for (u32 j = idx + 1; j != resp_.res_next; j++)
 			resp_.res[j % slots].pending = false;
