@@ -57,6 +57,21 @@ struct Pair {
 		return int(ca[0].status);
 	}
 };
+
+// READs all of rb (filled with a pattern) into la in one WQE; checks the
+// bytes and returns the completion status.
+int read_whole(Fixture &f, Node &a, Node &b, Qp &qa, Buffer &la, Buffer &rb, unsigned int len) {
+	for (unsigned int i = 0; i < len; i++)
+		rb.data[i] = (unsigned char)(i * 7 + 1);
+	sroce_wqe w = wqe(1, ib::wr_rdma_read, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, len)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(std::memcmp(rb.data, la.data, len) == 0);
+	return int(ca[0].status);
+}
 } // namespace
 
 TEST_CASE("fast recovery: a READ response lost mid-stream is asked for again at once", "[transport][fast-recovery]") {
@@ -118,16 +133,7 @@ TEST_CASE("fast recovery: a READ longer than one request is no retransmission", 
 	constexpr unsigned int len = 300 * 1024;
 	Buffer &la = f.buffer(a, len, all_access);
 	Buffer &rb = f.buffer(b, len, all_access);
-	for (unsigned int i = 0; i < len; i++)
-		rb.data[i] = (unsigned char)(i * 7 + 1);
-	sroce_wqe w = wqe(1, ib::wr_rdma_read, 1);
-	w.rdma.remote_addr = iova_of(b, rb);
-	w.rdma.rkey = f.lkey(rb);
-	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, len)}) == 0);
-	std::vector<sroce_cqe> ca;
-	REQUIRE(f.wait_cqes(a, 1, ca));
-	CHECK(int(ca[0].status) == ib::wc_success);
-	CHECK(std::memcmp(rb.data, la.data, len) == 0);
+	CHECK(read_whole(f, a, b, qa, la, rb, len) == ib::wc_success);
 	CHECK(f.sim().counters().sent == 3 + len / 1024);
 	CHECK(device_counter(a, SROCE_CNT_RETRANS_PKTS) == 0);
 	(void)qb;
@@ -201,8 +207,6 @@ TEST_CASE("fast recovery: a new READ part may take the slot of a replay it no lo
 	constexpr unsigned int len = 192 * 1024; // two requests: 128 and 64 packets
 	Buffer &la = f.buffer(a, len, all_access);
 	Buffer &rb = f.buffer(b, len, all_access);
-	for (unsigned int i = 0; i < len; i++)
-		rb.data[i] = (unsigned char)(i * 7 + 1);
 	// The response at PSN 0x100 + 63, once: the replay from there is 65
 	// packets, one more than the responder sends per run.
 	unsigned int lost = 0;
@@ -217,14 +221,7 @@ TEST_CASE("fast recovery: a new READ part may take the slot of a replay it no lo
 		return true;
 	});
 	f.sim().set_work_delay(2000000); // the responder's deferred rest: 2 ms later
-	sroce_wqe w = wqe(1, ib::wr_rdma_read, 1);
-	w.rdma.remote_addr = iova_of(b, rb);
-	w.rdma.rkey = f.lkey(rb);
-	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, len)}) == 0);
-	std::vector<sroce_cqe> ca;
-	REQUIRE(f.wait_cqes(a, 1, ca));
-	CHECK(int(ca[0].status) == ib::wc_success);
-	CHECK(std::memcmp(rb.data, la.data, len) == 0);
+	CHECK(read_whole(f, a, b, qa, la, rb, len) == ib::wc_success);
 	CHECK(lost == 1);
 	CHECK(device_counter(a, SROCE_CNT_READ_GAP_RESENDS) == 1);
 	CHECK(device_counter(b, SROCE_CNT_NAK_SENT_INV_REQ) == 0);
