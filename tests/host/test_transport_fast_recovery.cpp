@@ -58,12 +58,14 @@ struct Pair {
 	}
 };
 
-// READs all of rb (filled with a pattern) into la in one WQE; checks the
-// bytes and returns the completion status.
-int read_whole(Fixture &f, Node &a, Node &b, Qp &qa, Buffer &la, Buffer &rb, unsigned int len) {
+// One READ (rb into la) or WRITE (la into rb) of len bytes in one WQE, its
+// source filled with a pattern; checks the bytes, returns the status.
+int rdma_whole(Fixture &f, Node &a, Node &b, Qp &qa, unsigned char opcode, Buffer &la, Buffer &rb,
+	       unsigned int len) {
+	Buffer &src = opcode == ib::wr_rdma_read ? rb : la;
 	for (unsigned int i = 0; i < len; i++)
-		rb.data[i] = (unsigned char)(i * 7 + 1);
-	sroce_wqe w = wqe(1, ib::wr_rdma_read, 1);
+		src.data[i] = (unsigned char)(i * 7 + 1);
+	sroce_wqe w = wqe(1, opcode, 1);
 	w.rdma.remote_addr = iova_of(b, rb);
 	w.rdma.rkey = f.lkey(rb);
 	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, len)}) == 0);
@@ -133,7 +135,7 @@ TEST_CASE("fast recovery: a READ longer than one request is no retransmission", 
 	constexpr unsigned int len = 300 * 1024;
 	Buffer &la = f.buffer(a, len, all_access);
 	Buffer &rb = f.buffer(b, len, all_access);
-	CHECK(read_whole(f, a, b, qa, la, rb, len) == ib::wc_success);
+	CHECK(rdma_whole(f, a, b, qa, ib::wr_rdma_read, la, rb, len) == ib::wc_success);
 	CHECK(f.sim().counters().sent == 3 + len / 1024);
 	CHECK(device_counter(a, SROCE_CNT_RETRANS_PKTS) == 0);
 	(void)qb;
@@ -160,8 +162,6 @@ TEST_CASE("fast recovery: after a rewind, an ACK beyond the resend point counts"
 	constexpr unsigned int len = 128 * 1024;
 	Buffer &la = f.buffer(a, len, all_access);
 	Buffer &rb = f.buffer(b, len, all_access);
-	for (unsigned int i = 0; i < len; i++)
-		la.data[i] = (unsigned char)(i * 13 + 5);
 	uint64_t t0 = 0;
 	unsigned int acks_lost = 0;
 	f.sim().set_filter([&](const sim::WirePacket &p) {
@@ -173,14 +173,7 @@ TEST_CASE("fast recovery: after a rewind, an ACK beyond the resend point counts"
 		}
 		return true;
 	});
-	sroce_wqe w = wqe(1, ib::wr_rdma_write, 1);
-	w.rdma.remote_addr = iova_of(b, rb);
-	w.rdma.rkey = f.lkey(rb);
-	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, len)}) == 0);
-	std::vector<sroce_cqe> ca;
-	REQUIRE(f.wait_cqes(a, 1, ca));
-	CHECK(int(ca[0].status) == ib::wc_success);
-	CHECK(std::memcmp(rb.data, la.data, len) == 0);
+	CHECK(rdma_whole(f, a, b, qa, ib::wr_rdma_write, la, rb, len) == ib::wc_success);
 	CHECK(acks_lost > 0);
 	CHECK(device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS) == 1);
 	// One budget's worth resent, not the whole message again.
@@ -221,7 +214,7 @@ TEST_CASE("fast recovery: a new READ part may take the slot of a replay it no lo
 		return true;
 	});
 	f.sim().set_work_delay(2000000); // the responder's deferred rest: 2 ms later
-	CHECK(read_whole(f, a, b, qa, la, rb, len) == ib::wc_success);
+	CHECK(rdma_whole(f, a, b, qa, ib::wr_rdma_read, la, rb, len) == ib::wc_success);
 	CHECK(lost == 1);
 	CHECK(device_counter(a, SROCE_CNT_READ_GAP_RESENDS) == 1);
 	CHECK(device_counter(b, SROCE_CNT_NAK_SENT_INV_REQ) == 0);
