@@ -8,12 +8,14 @@
 # PSNs and a remote access NAK at B's QP. B's egress is held (netem loss
 # 100%) meanwhile, so B has PSNs outstanding and A's state stands still.
 # Then, B's egress open again, a SEND with the right addresses (from B's
-# address) but BTH P_Key 0x1234. The ACK timeout is 4 s (-t 20): B's QP
-# outlives the hold. Every forged packet must be dropped and counted by the core's
-# checks (connected QPs take packets only from their peer's address, to
-# their own, with a valid P_Key: rx_bad_addr and rx_bad_pkey of
-# `rdma statistic`),
-# no state may move, and the transfer must complete with every byte right.
+# address) but BTH P_Key 0x1234. The ACK timeout is 17 s (-t 22): with 7
+# retries both QPs outlive a hold of up to 2 min (at -t 20, 4 s, a hold of
+# over 34 s, the machine busy, once ended the transfer in RETRY_EXC_ERR);
+# under SROCE_VM_TIMEOUT_SCALE it doubles once more. Every forged packet
+# must be dropped and counted by the core's checks (connected QPs take
+# packets only from their peer's address, to their own, with a valid P_Key:
+# rx_bad_addr and rx_bad_pkey of `rdma statistic`), no state may move, and
+# the transfer must complete with every byte right.
 # vm-timeout: 300
 . "$(dirname "$0")/lib.sh"
 
@@ -48,12 +50,15 @@ drops() {
 stat() { rdma statistic show link "$1/1" | awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'; }
 
 port=19830
+scale=${SROCE_VM_TIMEOUT_SCALE:-1}
+acktmo=$((scale > 1 ? 23 : 22))
 l0=$(cm_listeners)
-ip netns exec a timeout 250 "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t 20 -w 200 >/tmp/op.srv 2>&1 &
+ip netns exec a timeout $((250 * scale)) "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t $acktmo \
+	-w $((200 * scale)) >/tmp/op.srv 2>&1 &
 spid=$!
 check "the server listens" wait_until 20 cm_listening "$l0"
-ip netns exec b timeout 250 "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 2000 -m 65536 -S 83 -t 20 -r 7 \
-	-w 200 >/tmp/op.cli 2>&1 &
+ip netns exec b timeout $((250 * scale)) "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 2000 -m 65536 -S 83 \
+	-t $acktmo -r 7 -w $((200 * scale)) >/tmp/op.cli 2>&1 &
 cpid=$!
 check "the transfer runs (both QPs in RTS)" wait_until 30 sh -c "[ \"\$(rdma res show qp link sra -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ] &&
 	[ \"\$(rdma res show qp link srb -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ]"
@@ -61,6 +66,7 @@ sleep 2
 
 # Hold B's egress until B has PSNs outstanding (up to 10 tries).
 held=0
+t_hold=$SECONDS
 for try in 1 2 3 4 5 6 7 8 9 10; do
 	tc -n b qdisc add dev eth0 root netem loss 100%
 	sleep 0.5
@@ -70,6 +76,7 @@ for try in 1 2 3 4 5 6 7 8 9 10; do
 	if [ -n "$bsq" ] && [ "$bsq" != "$bun" ]; then held=1; break; fi
 	tc -n b qdisc del dev eth0 root
 	sleep 0.3
+	t_hold=$SECONDS
 done
 check "B holds unacknowledged PSNs ($bun..$((bsq - 1)))" test $held = 1
 
@@ -100,7 +107,9 @@ check "A's QP took nothing (rq_psn $arq, msn $amsn)" \
 check "A answered no READ (responses_pending 0)" test "$(qp_field sra drv_responses_pending)" = 0
 check "B completed nothing falsely (unacked PSN still $bun)" test "$(qp_field srb drv_sq_unacked_psn)" = "$bun"
 check "B took no NAK (nak_rcvd_rem_access unchanged)" test "$(stat srb nak_rcvd_rem_access)" = "$na"
-check "both QPs still in RTS" sh -c "rdma res show qp link sra | grep -q 'type RC state RTS' && rdma res show qp link srb | grep -q 'type RC state RTS'"
+both_rts() { rdma res show qp link sra | grep -q 'type RC state RTS' && rdma res show qp link srb | grep -q 'type RC state RTS'; }
+check "both QPs still in RTS" both_rts
+both_rts || rdma res show qp | grep 'type RC' | sed 's/^/    /'
 log "  rx_bad_addr + rx_bad_pkey: A +$(($(drops sra) - da)) B +$(($(drops srb) - db))"
 check "A dropped and counted its 3 forged packets (rx_bad_addr)" test $(($(drops sra) - da)) -eq 3
 check "B dropped and counted its 2 forged packets (rx_bad_addr)" test $(($(drops srb) - db)) -eq 2
@@ -108,6 +117,7 @@ rdma statistic show link sra/1 | tr ' ' '\n' | grep -A1 '^rx_bad' | paste - - | 
 log ""
 
 tc -n b qdisc del dev eth0 root
+log "  B's egress was held for $((SECONDS - t_hold)) s (the QPs' budget: 8 x 4.096 us x 2^$acktmo)"
 # The right addresses (B to A, from B's namespace, its egress open again),
 # a P_Key A does not have. A SEND A took would fail the server's checks.
 da=$(drops sra)
@@ -118,8 +128,9 @@ wait $cpid
 crc=$?
 wait $spid
 src=$?
-tail -2 /tmp/op.cli | sed 's/^/    client: /'
-tail -2 /tmp/op.srv | sed 's/^/    server: /'
+# The last lines, and any completion or check that failed before them.
+{ grep -m3 'FAIL\|status' /tmp/op.cli; tail -2 /tmp/op.cli; } | uniq | sed 's/^/    client: /'
+{ grep -m3 'FAIL\|status' /tmp/op.srv; tail -2 /tmp/op.srv; } | uniq | sed 's/^/    server: /'
 check "the transfer completes, every byte checked (client $crc, server $src)" test "$crc $src" = "0 0"
 check "A: nothing left alive" wait_until 20 counts_zero sra
 check "B: nothing left alive" wait_until 20 counts_zero srb

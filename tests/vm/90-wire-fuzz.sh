@@ -97,10 +97,17 @@ grep -h 'FAIL' "$work"/wild*.cli "$work"/wild*.srv 2>/dev/null | sort | uniq -c 
 check "no wild transfer found a byte outside its SGEs changed (guard)" \
 	sh -c "! grep -lE 'outside its SGEs|past its SGEs' $work/wild*.cli $work/wild*.srv"
 
-check "rdma_cm still connects A and B (rping, IPv4)" sh -c "
-	ip netns exec a timeout 60 rping -s -a 10.0.90.1 -C 5 >/dev/null 2>&1 & sleep 1
-	ip netns exec b timeout 60 rping -c -a 10.0.90.1 -C 5 -V >/dev/null 2>&1"
-wait
+# The client starts once the server listens: a fixed 1 s head start was
+# once too short on a busy machine (the client's connect was refused).
+l0=$(cm_listeners)
+ip netns exec a timeout 60 rping -s -a 10.0.90.1 -C 5 >"$work/rping.srv" 2>&1 &
+check "rping's server listens" wait_until 20 cm_listening "$l0"
+ip netns exec b timeout 60 rping -c -a 10.0.90.1 -C 5 -V >"$work/rping.cli" 2>&1
+rc=$?
+wait $!
+src=$?
+check "rdma_cm still connects A and B (rping, IPv4: client $rc, server $src)" test "$rc $src" = "0 0"
+[ "$rc $src" = "0 0" ] || tail -3 "$work"/rping.* | sed 's/^/    /'
 check "A: nothing left alive" wait_until 30 counts_zero sra
 check "B: nothing left alive" wait_until 30 counts_zero srb
 for n in a b; do ip netns del $n; done
