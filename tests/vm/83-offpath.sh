@@ -54,11 +54,11 @@ port=19830
 scale=${SROCE_VM_TIMEOUT_SCALE:-1}
 acktmo=$((scale > 1 ? 25 : 22))
 l0=$(cm_listeners)
-ip netns exec a timeout $((250 * scale)) "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t $acktmo \
+ip netns exec a timeout 250 "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t $acktmo \
 	-w $((200 * scale)) >/tmp/op.srv 2>&1 &
 spid=$!
 check "the server listens" wait_until 20 cm_listening "$l0"
-ip netns exec b timeout $((250 * scale)) "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 2000 -m 65536 -S 83 \
+ip netns exec b timeout 250 "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 2000 -m 65536 -S 83 \
 	-t $acktmo -r 7 -w $((200 * scale)) >/tmp/op.cli 2>&1 &
 cpid=$!
 check "the transfer runs (both QPs in RTS)" wait_until 30 sh -c "[ \"\$(rdma res show qp link sra -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ] &&
