@@ -32,6 +32,12 @@ check "IPv4 and IPv6 GIDs" eval 'wait_until 10 gid_index sra 10.0.90.1 && wait_u
 	wait_until 10 has_gid sra fd00:0090:0000:0000:0000:0000:0000:0001 &&
 	wait_until 10 has_gid srb fd00:0090:0000:0000:0000:0000:0000:0002'
 INTEG=("$PROGS/sroce_integrity")
+# ACK timeouts (IB exponents) and rdma_cm waits. The debug kernel
+# (SROCE_VM_TIMEOUT_SCALE) runs this 5-15x slower: there the victim's 268 ms
+# x 8 retries ran out (RETRY_EXC_ERR) and the wild servers' 10 s wait for a
+# connect request too, so both grow by 8x.
+scale=${SROCE_VM_TIMEOUT_SCALE:-1}
+vt=$((scale > 1 ? 19 : 16)) wt=$((scale > 1 ? 17 : 14)) ww=$((10 * scale)) vw=$((120 * scale))
 
 # The wild transfers: one pair after another until the victim is done.
 wild_loop() {
@@ -40,13 +46,13 @@ wild_loop() {
 		k=$((k + 1))
 		port=$((19900 + k))
 		l=$(cm_listeners)
-		ip netns exec a timeout 120 "${INTEG[@]}" -s -a fd00:90::1 -p $port -t 14 -r 3 -w 10 \
+		ip netns exec a timeout 120 "${INTEG[@]}" -s -a fd00:90::1 -p $port -t $wt -r 3 -w $ww \
 			>"$work/wild$k.srv" 2>&1 &
 		srv=$!
 		echo $srv >"$work/wild.pid"
 		wait_until 20 cm_listening "$l"
 		ip netns exec b timeout 120 "${INTEG[@]}" -c -a fd00:90::1 -p $port -n 1500 -m 65536 -S $k \
-			-t 14 -r 3 -w 10 >"$work/wild$k.cli" 2>&1
+			-t $wt -r 3 -w $ww >"$work/wild$k.cli" 2>&1
 		cli=$?
 		wait $srv
 		echo "$k $? $cli" >>"$work/wild.status"
@@ -54,11 +60,11 @@ wild_loop() {
 }
 
 l0=$(cm_listeners)
-ip netns exec a timeout $((ops / 5 + 300)) "${INTEG[@]}" -s -a 10.0.90.1 -p 19900 -t 16 -r 7 -w 120 >"$work/v.srv" 2>&1 &
+ip netns exec a timeout $((ops / 5 + 300)) "${INTEG[@]}" -s -a 10.0.90.1 -p 19900 -t $vt -r 7 -w $vw >"$work/v.srv" 2>&1 &
 vs=$!
 check "the victim's server listens" wait_until 20 cm_listening "$l0"
-ip netns exec b timeout $((ops / 5 + 300)) "${INTEG[@]}" -c -a 10.0.90.1 -p 19900 -n "$ops" -m 131072 -S "$seed" -t 16 -r 7 \
-	-w 120 >"$work/v.cli" 2>&1 &
+ip netns exec b timeout $((ops / 5 + 300)) "${INTEG[@]}" -c -a 10.0.90.1 -p 19900 -n "$ops" -m 131072 -S "$seed" -t $vt -r 7 \
+	-w $vw >"$work/v.cli" 2>&1 &
 vc=$!
 wild_loop &
 wl=$!
