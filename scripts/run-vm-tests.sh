@@ -11,6 +11,11 @@ if [ "${1:-}" = --kernel ]; then
 	shift 2
 fi
 out=$top/build/vm/last-test-run
+# One run at a time: a second one would delete the first's output share
+# under its running guest (its logs and result are then lost).
+mkdir -p "$top/build/vm"
+exec 9>"$top/build/vm/last-test-run.lock"
+flock -n 9 || { echo "run-vm-tests: another run is using $out; wait for it to end" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$out"
 # The suite in another mode (make test-vm-doorbell): SROCE_VM_MODPARAMS are

@@ -146,5 +146,11 @@ t "the test module, built by make kmod, is not installed" 0 sh -c \
 	"test -f '$top/build/kmod-selftest-$kver/sroce_selftest.ko' && ! find '$root' -name 'sroce_selftest*' | grep -q ."
 rm -rf "$root"
 
+# Two VM suites at once would share build/vm/last-test-run: the second
+# refuses before it boots anything.
+mkdir -p "$top/build/vm"
+t "run-vm-tests.sh refuses while another run holds its output" "another run is using" \
+	flock "$top/build/vm/last-test-run.lock" bash "$top/scripts/run-vm-tests.sh"
+
 echo "build: $passed passed, $failed failed"
 [ $failed -eq 0 ]
