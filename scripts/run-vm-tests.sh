@@ -12,7 +12,8 @@ if [ "${1:-}" = --kernel ]; then
 fi
 out=$top/build/vm/last-test-run
 # One run at a time: a second one would delete the first's output share
-# under its running guest (its logs and result are then lost).
+# under its running guest (its logs and result are then lost). Only this
+# shell holds the lock (9>&- below): no straggler child keeps it.
 mkdir -p "$top/build/vm"
 exec 9>"$top/build/vm/last-test-run.lock"
 flock -n 9 || { echo "run-vm-tests: another run is using $out; wait for it to end" >&2; exit 1; }
@@ -29,7 +30,7 @@ scale=${SROCE_VM_TIMEOUT_SCALE:-1}
 "$top/scripts/vm-run" "${kargs[@]}" --timeout "${SROCE_VM_TOTAL_TIMEOUT:-$((3000 * scale))}" --out "$out" -- \
 	env SROCE_VM_MODPARAMS="${SROCE_VM_MODPARAMS:-}" ${SROCE_NO_SQ_POLL:+SROCE_NO_SQ_POLL=$SROCE_NO_SQ_POLL} \
 	SROCE_VM_TIMEOUT_SCALE="$scale" \
-	bash "$top/tests/vm/run-in-vm.sh" "$@"
+	bash "$top/tests/vm/run-in-vm.sh" "$@" 9>&-
 rc=$?
 [ $rc -eq 0 ] || echo "vm tests: exit $rc; logs in $out" >&2
 exit $rc
