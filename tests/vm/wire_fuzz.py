@@ -33,8 +33,15 @@ peer's addresses and passes the address checks. Three classes:
           changed, or with a MAD of random bytes.
 
 WIRE_FUZZ_ONLY=a,b limits the victim mutations to those named (to find
-which one a failure needs). Runs SECONDS, or until SIGTERM, then prints one line per class and
-mutation with its count (`sent CLASS MUTATION N`) and `total N`.
+which one a failure needs). Runs SECONDS, or until SIGTERM, then prints one
+line per class and mutation with its count (`sent CLASS MUTATION N`) and
+`total N`.
+
+WIRE_FUZZ_MIN=wild=100,mad=10 and WIRE_FUZZ_DRAIN=S: after SIGTERM it goes
+on for up to S more seconds fuzzing only the classes named that have sent
+fewer than their minimum. The victim's end (the SIGTERM) does not end the
+wild transfers, and on a slow kernel (the debug one) the minimums would
+otherwise depend on the machine's speed rather than on the fuzzer.
 Deterministic for a SEED given the same captured frames. zlib's CRC-32; no
 code shared with the core.
 """
@@ -224,6 +231,9 @@ class Fuzzer:
         self.mine = {}  # hash of each frame this fuzzer sent -> how many
         self.mine_order = collections.deque()
         self.only = set(filter(None, os.environ.get("WIRE_FUZZ_ONLY", "").split(",")))
+        self.minimum = {c: int(n) for c, n in
+                        (kv.split("=", 1) for kv in filter(None, os.environ.get("WIRE_FUZZ_MIN", "").split(",")))}
+        self.drain = float(os.environ.get("WIRE_FUZZ_DRAIN", "0"))
 
     def classify(self, f):
         if f.qpn == 1:
@@ -442,10 +452,23 @@ class Fuzzer:
         self.send(f, build(f, bytes(ib)))
         self.count("mad", what)
 
+    def sent(self, cls):
+        return sum(n for (c, _), n in self.counts.items() if c == cls)
+
+    def on_sigterm(self, *_):
+        self.stop = True
+        self.stopped_at = time.monotonic()
+        self.until = min(self.until, self.stopped_at + self.drain)
+
     def run(self):
-        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stop", True))
+        signal.signal(signal.SIGTERM, self.on_sigterm)
         classes = ["victim"] * 6 + ["wild"] * 3 + ["mad"]
-        while not self.stop and time.monotonic() < self.until:
+        while time.monotonic() < self.until:
+            if self.stop:
+                # Draining: only the classes still short of their minimum.
+                classes = [c for c in self.minimum if self.sent(c) < self.minimum[c]]
+                if not classes:
+                    break
             select.select([self.cap], [], [], 0.002)
             self.capture()
             c = self.r.choice(classes)
@@ -457,6 +480,8 @@ class Fuzzer:
             total += n
         print("captured victim %d wild %d mad %d" % tuple(len(self.frames[c]) for c in ("victim", "wild", "mad")))
         print("total %d" % total)
+        if self.stop:
+            print("drained %.0f s after SIGTERM" % (time.monotonic() - self.stopped_at))
 
 
 def main():
