@@ -14,7 +14,7 @@ check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 12
 
 # 20 s covers the ping-pong below; a slower kernel (make test-debug) needs
 # that much longer.
-ip netns exec h1 timeout 120 "$PROGS/sroce_race" sroce1 $((20 * ${SROCE_VM_TIMEOUT_SCALE:-1})) >/tmp/race.log 2>&1 &
+ip netns exec h1 timeout 120 "$PROGS/sroce_race" sroce1 "$(scaled_secs 20)" >/tmp/race.log 2>&1 &
 race=$!
 sleep 2
 port=19500

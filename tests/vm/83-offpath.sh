@@ -51,15 +51,14 @@ drops() {
 stat() { rdma statistic show link "$1/1" | awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'; }
 
 port=19830
-scale=${SROCE_VM_TIMEOUT_SCALE:-1}
-acktmo=$((scale > 1 ? 25 : 22))
+acktmo=$(ack_timeout 22)
 l0=$(cm_listeners)
 ip netns exec a timeout 250 "$PROGS/sroce_integrity" -s -a 10.0.83.1 -p $port -t $acktmo \
-	-w $((200 * scale)) >/tmp/op.srv 2>&1 &
+	-w "$(scaled_secs 200)" >/tmp/op.srv 2>&1 &
 spid=$!
 check "the server listens" wait_until 20 cm_listening "$l0"
 ip netns exec b timeout 250 "$PROGS/sroce_integrity" -c -a 10.0.83.1 -p $port -n 2000 -m 65536 -S 83 \
-	-t $acktmo -r 7 -w $((200 * scale)) >/tmp/op.cli 2>&1 &
+	-t $acktmo -r 7 -w "$(scaled_secs 200)" >/tmp/op.cli 2>&1 &
 cpid=$!
 check "the transfer runs (both QPs in RTS)" wait_until 30 sh -c "[ \"\$(rdma res show qp link sra -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ] &&
 	[ \"\$(rdma res show qp link srb -dd | grep -c 'type RC state RTS.*comm sroce_integrity')\" = 1 ]"
@@ -68,7 +67,7 @@ sleep 2
 # Hold B's egress until B has PSNs outstanding (up to 10 tries).
 held=0
 t_hold=$SECONDS
-for try in 1 2 3 4 5 6 7 8 9 10; do
+for _ in 1 2 3 4 5 6 7 8 9 10; do
 	tc -n b qdisc add dev eth0 root netem loss 100%
 	sleep 0.5
 	read -r bsq bun < <(rdma res show qp link srb -dd | awk '/type RC/ && /comm sroce_integrity/ {
@@ -88,7 +87,7 @@ bqpn=$(qp_field srb lqpn)
 brq=$(qp_field srb drv_rq_psn)
 rkey=$(mr_field sra drv_rkey)
 iova=$(mr_field sra drv_iova)
-log "  A: QP $aqpn rq_psn $arq msn $amsn, MR rkey $rkey iova $iova; B: QP $bqpn sq_psn $bsq unacked $bun"
+log "  A: QP $aqpn rq_psn $arq msn $amsn, MR rkey $rkey iova $iova; B: QP $bqpn sq_psn $bsq unacked $bun rq_psn $brq"
 da=$(drops sra)
 db=$(drops srb)
 na=$(stat srb nak_rcvd_rem_access)

@@ -36,8 +36,7 @@ INTEG=("$PROGS/sroce_integrity")
 # (SROCE_VM_TIMEOUT_SCALE) runs this 5-15x slower: there the victim's 268 ms
 # x 8 retries ran out (RETRY_EXC_ERR) and the wild servers' 10 s wait for a
 # connect request too, so both grow by 8x.
-scale=${SROCE_VM_TIMEOUT_SCALE:-1}
-vt=$((scale > 1 ? 19 : 16)) wt=$((scale > 1 ? 17 : 14)) ww=$((10 * scale)) vw=$((120 * scale))
+vt=$(ack_timeout 16) wt=$(ack_timeout 14) ww=$(scaled_secs 10) vw=$(scaled_secs 120)
 
 # The wild transfers: one pair after another until the victim is done.
 wild_loop() {
@@ -71,7 +70,7 @@ wl=$!
 # Minimums per class; the wild and MAD ones may be made up after the
 # victim's end while the wild transfers go on (WIRE_FUZZ_DRAIN).
 min_victim=300 min_wild=100 min_mad=10
-WIRE_FUZZ_MIN=wild=$min_wild,mad=$min_mad WIRE_FUZZ_DRAIN=$((60 * scale)) \
+WIRE_FUZZ_MIN=wild=$min_wild,mad=$min_mad WIRE_FUZZ_DRAIN=$(scaled_secs 60) \
 	/usr/bin/python3 "$TOP/tests/vm/wire_fuzz.py" a b eth0 "$seed" 3600 10.0.90. fd00:90:: "sra:$work/wild.pid" \
 	>"$work/fuzz.out" 2>&1 &
 fz=$!

@@ -34,13 +34,22 @@ check_fails() {
 	fi
 }
 
+# A slower kernel (make test-debug, 5-15x slower) sets SROCE_VM_TIMEOUT_SCALE.
+# timeout(1) and wait_until scale by themselves; other limits use these.
+vm_scale=${SROCE_VM_TIMEOUT_SCALE:-1}
+# scaled_secs N: N seconds, times the scale.
+scaled_secs() { echo $(($1 * vm_scale)); }
+# ack_timeout EXP: an IB ACK timeout exponent (4.096 us x 2^EXP), 8x longer
+# (EXP + 3) on a slower kernel.
+ack_timeout() { echo $((vm_scale > 1 ? $1 + 3 : $1)); }
+
 # wait_until SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
 wait_until() {
 	local limit=$1 i=0
 	shift
 	while ! "$@" >/dev/null 2>&1; do
 		i=$((i + 1))
-		[ $i -ge $((limit * 5 * ${SROCE_VM_TIMEOUT_SCALE:-1})) ] && return 1
+		[ $i -ge $((limit * 5 * vm_scale)) ] && return 1
 		sleep 0.2
 	done
 }
