@@ -23,7 +23,7 @@
 # Logs: build/vm/debug/{vm,slow,pair}/ (copies of each layer's last run).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit
 t_start=$SECONDS
 
 kver=$(bash scripts/debug-kernel.sh) || { echo "test-debug: the debug kernel did not build" >&2; exit 1; }
