@@ -19,10 +19,12 @@ void Qp::fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b) {
 	to_error_locked(b);
 }
 
-// Forward progress: the retry counters start over (IBTA 9.7.6.1.3).
+// Forward progress: the retry counters start over (IBTA 9.7.6.1.3), and
+// the window after a timeout doubles.
 void Qp::progress_locked() {
 	comp_.retries_left = retry_cnt_;
 	comp_.rnr_left = rnr_retry_;
+	req_.window = ktl::min(req_.window * 2, param::max_unacked_pkts);
 }
 
 void Qp::restart_retry_timer_locked() {
@@ -273,6 +275,11 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 	}
 	comp_.retries_left--;
 	comp_.resp_gap_retried = false;
+	// Slow start: a few packets, the last asking for an ACK, then twice as
+	// many per progress. Silence is loss or a peer slower than the timeout;
+	// resending the whole window queued it behind the last one at a slow
+	// peer, whose answer then came later still (transport.md).
+	req_.window = param::timeout_window;
 	rewind_locked(comp_.unacked_psn);
 	requester_run_locked(b);
 	arm_retry_timer_locked();

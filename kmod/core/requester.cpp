@@ -173,17 +173,19 @@ void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 		   (op != ib::wr_rdma_write);
 }
 
-// RC's AckReq policy: every READ/ATOMIC, every ack_req_every packets, and
-// the last packet of a WQE when the SQ pauses behind it or half the PSN
-// window is out.
+// RC's AckReq policy: every READ/ATOMIC, every ack_req_every packets, the
+// last packet the window lets out (or sending would stop with nothing to
+// answer it), and the last packet of a WQE when the SQ pauses behind it or
+// half the PSN window is out.
 bool Qp::ack_req_locked(const SendWqe &w, bool last) {
 	req_.pkts_since_ack_req++;
 	if (type_ != ib::qpt_rc)
 		return false;
+	s32 out = psn_diff(req_.psn, comp_.unacked_psn) + 1; // with this packet
 	bool pausing = req_.sq_next + 1 == req_.sq_fetched && last;
-	bool window = psn_diff(req_.psn, comp_.unacked_psn) + 1 >= s32(param::max_unacked_pkts / 2);
+	bool half = out >= s32(param::max_unacked_pkts / 2);
 	bool ack_req = is_read_or_atomic(w.wqe.opcode) || req_.pkts_since_ack_req >= param::ack_req_every ||
-		       (last && (pausing || window));
+		       out >= s32(req_.window) || (last && (pausing || half));
 	if (ack_req)
 		req_.pkts_since_ack_req = 0;
 	return ack_req;
@@ -298,7 +300,7 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		if (state_ == ib::qps_sqd && !w.started)
 			break; // SQ drained: no new WQE starts
 		if (type_ == ib::qpt_rc) {
-			if (psn_diff(req_.psn, comp_.unacked_psn) >= s32(param::max_unacked_pkts))
+			if (psn_diff(req_.psn, comp_.unacked_psn) >= s32(req_.window))
 				break;
 			if (is_read_or_atomic(w.wqe.opcode) && req_.rd_atomic_out >= ktl::max(max_rd_atomic_, 1u))
 				break;
