@@ -20,11 +20,13 @@ void Qp::fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b) {
 }
 
 // Forward progress: the retry counters start over (IBTA 9.7.6.1.3), and
-// the window after a timeout doubles.
+// the window grows: doubling up to its limit (slow start after a timeout),
+// then one packet per progress (transport.md, "Congestion").
 void Qp::progress_locked() {
 	comp_.retries_left = retry_cnt_;
 	comp_.rnr_left = rnr_retry_;
-	req_.window = ktl::min(req_.window * 2, param::max_unacked_pkts);
+	u32 w = req_.window < req_.window_limit ? ktl::min(req_.window * 2, req_.window_limit) : req_.window + 1;
+	req_.window = ktl::min(w, param::max_unacked_pkts);
 }
 
 void Qp::restart_retry_timer_locked() {
@@ -99,6 +101,11 @@ void Qp::on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b) {
 		// The responder is alive and has everything before psn: resend
 		// from there without spending a retry (only silence does), or a
 		// reordering link would exhaust retry_cnt while making progress.
+		// A gap is also a sign of a full queue on the way (a slow
+		// receiver's backlog): half as much out from now on, or every
+		// resend of the whole window overflows it again.
+		req_.window_limit = ktl::max(req_.window / 2, param::nak_window_floor);
+		req_.window = ktl::min(req_.window, req_.window_limit);
 		rewind_locked(psn);
 		requester_run_locked(b);
 		return;
@@ -276,9 +283,12 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 	comp_.retries_left--;
 	comp_.resp_gap_retried = false;
 	// Slow start: a few packets, the last asking for an ACK, then twice as
-	// many per progress. Silence is loss or a peer slower than the timeout;
-	// resending the whole window queued it behind the last one at a slow
-	// peer, whose answer then came later still (transport.md).
+	// many per progress up to half of what was out. Silence is loss or a
+	// peer slower than the timeout; resending the whole window queued it
+	// behind the last one at a slow peer, whose answer then came later
+	// still (transport.md).
+	u32 out = u32(psn_diff(req_.psn_high, comp_.unacked_psn));
+	req_.window_limit = ktl::max(ktl::min(req_.window, out) / 2, param::timeout_window);
 	req_.window = param::timeout_window;
 	rewind_locked(comp_.unacked_psn);
 	requester_run_locked(b);

@@ -114,6 +114,10 @@ constexpr u32 max_unacked_pkts = 256; // requester window, packets
 constexpr u32 timeout_window = 8;     // PSNs out after a retry timeout, doubled per progress (transport.md)
 static_assert(timeout_window >= 1 && timeout_window <= max_unacked_pkts, "a window that lets something out");
 constexpr u32 ack_req_every = 32;     // AckReq at least every N packets
+constexpr u32 nak_window_floor = 64;  // a PSN NAK halves the window down to this (transport.md)
+static_assert(nak_window_floor >= timeout_window && nak_window_floor <= max_unacked_pkts &&
+		      nak_window_floor >= ack_req_every,
+	      "a NAK never shrinks the window below a timeout's, nor below one AckReq interval");
 constexpr u32 tx_budget = 64;         // packets per run before deferring to work
 constexpr u32 read_resp_budget = 64;  // READ response packets per run
 // A READ request asks for at most this many response packets: a longer

@@ -117,10 +117,13 @@ struct RequesterState {
 	u32 psn_high = 0;            // next PSN never sent: responses below it count, sends below it are resends
 	u32 rd_atomic_out = 0;       // outstanding READ/ATOMIC requests
 	u32 pkts_since_ack_req = 0;
-	// PSNs that may be out beyond the oldest unacknowledged one:
-	// param::timeout_window after a retry timeout, doubled by each progress
-	// up to max_unacked_pkts (slow start; completer.cpp says why).
+	// PSNs that may be out beyond the oldest unacknowledged one, and what
+	// it grows to by doubling: a retry timeout sets the window to
+	// param::timeout_window and the limit to half of what was out, a PSN
+	// NAK halves both (not below param::nak_window_floor); above the
+	// limit each progress adds one (completer.cpp, transport.md).
 	u32 window = param::max_unacked_pkts;
+	u32 window_limit = param::max_unacked_pkts;
 };
 
 // The completer's state (completer.cpp), under the QP lock: what was

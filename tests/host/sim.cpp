@@ -60,7 +60,7 @@ void Engine::mix(uint64_t v) {
 Link &Engine::link(int from, int to) {
 	auto it = links.find({from, to});
 	if (it == links.end())
-		it = links.emplace(std::make_pair(from, to), Link{default_link, 0, {}}).first;
+		it = links.emplace(std::make_pair(from, to), Link{default_link, 0, {}, {}}).first;
 	return it->second;
 }
 
@@ -117,7 +117,10 @@ void Engine::transmit(int from, int to, sroce_env_pkt *pkt) {
 		c->sent++;
 		c->bytes += len;
 	}
-	w.dropped = (filter && !filter(w)) || chance(l.cfg.loss);
+	while (!l.departures.empty() && l.departures.front() <= now)
+		l.departures.pop_front();
+	bool full = l.cfg.queue_packets && l.departures.size() >= l.cfg.queue_packets;
+	w.dropped = (filter && !filter(w)) || chance(l.cfg.loss) || full;
 	if (w.dropped) {
 		totals.dropped++;
 		l.c.dropped++;
@@ -129,6 +132,8 @@ void Engine::transmit(int from, int to, sroce_env_pkt *pkt) {
 	uint64_t start = std::max(now, l.busy_until);
 	uint64_t wire_ns = l.cfg.bits_per_sec ? uint64_t(len) * 8 * 1000000000ull / l.cfg.bits_per_sec : 0;
 	l.busy_until = start + wire_ns;
+	if (l.cfg.queue_packets)
+		l.departures.push_back(l.busy_until);
 	const uint64_t arrival = l.busy_until + l.cfg.latency_ns;
 
 	w.duplicated = chance(l.cfg.duplicate);

@@ -29,6 +29,10 @@ struct LinkConfig {
 	uint64_t reorder_max_ns = 20000;
 	uint64_t latency_ns = 1000;
 	uint64_t bits_per_sec = 0; // serialization delay; 0: none
+	// Packets waiting for the wire (with bits_per_sec) beyond which a new
+	// one is dropped, as a full receive backlog does (netdev_max_backlog);
+	// 0: no limit.
+	unsigned int queue_packets = 0;
 };
 
 struct Counters {

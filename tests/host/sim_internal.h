@@ -2,6 +2,7 @@
 // path): the env objects and the event queue.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
@@ -57,6 +58,7 @@ struct Item {
 struct Link {
 	LinkConfig cfg;
 	uint64_t busy_until = 0;
+	std::deque<uint64_t> departures; // when each queued packet leaves
 	Counters c;
 };
 

@@ -55,6 +55,7 @@ void run_workload(const sim::LinkConfig &link, uint64_t seed, size_t count) {
 		slots = unsigned(std::strtoul(e, nullptr, 0));
 	Fixture f(seed);
 	f.sim().set_all_links(link);
+	const uint64_t t0 = f.sim().now();
 	f.trace_from_env();
 	Node &a = f.node(0), &b = f.node(1);
 	Qp &qa = f.qp(a, ib::qpt_rc, 64), &qb = f.qp(b, ib::qpt_rc, 64);
@@ -179,12 +180,12 @@ void run_workload(const sim::LinkConfig &link, uint64_t seed, size_t count) {
 	sroce_core_qp_query(qa.qp, &at);
 	CHECK(at.qp_state == ib::qps_rts);
 	std::printf("faults seed %llu: %zu ops, %llu packets sent, %llu dropped, %llu duplicated, %llu reordered, "
-		    "%llu corrupted, sq_psn 0x%06x; requester: %llu timeouts, %llu PSN NAKs, %llu resent\n",
+		    "%llu corrupted, sq_psn 0x%06x; requester: %llu timeouts, %llu PSN NAKs, %llu resent; %llu ms\n",
 		    (unsigned long long)seed, done, (unsigned long long)f.sim().counters().sent,
 		    (unsigned long long)f.sim().counters().dropped, (unsigned long long)f.sim().counters().duplicated,
 		    (unsigned long long)f.sim().counters().reordered, (unsigned long long)f.sim().counters().corrupted,
 		    at.sq_psn, device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS), device_counter(a, SROCE_CNT_NAK_RCVD_PSN_SEQ),
-		    device_counter(a, SROCE_CNT_RETRANS_PKTS));
+		    device_counter(a, SROCE_CNT_RETRANS_PKTS), (unsigned long long)((f.sim().now() - t0) / 1000000));
 }
 } // namespace
 

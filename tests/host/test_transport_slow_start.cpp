@@ -88,7 +88,7 @@ TEST_CASE("slow start: each expiry resends 8 packets, the last asking for an ACK
 	CHECK(l.counter(SROCE_CNT_RETRY_EXCEEDED) == 1);
 }
 
-TEST_CASE("slow start: each progress doubles what is out, the last packet of each burst asks for an ACK",
+TEST_CASE("slow start: each progress doubles what is out up to half of what the timeout found out, then adds one",
 	  "[transport][slow-start]") {
 	Link l(302, 10, 7);
 	// The whole first pass of a 63-packet WRITE is lost; then the link
@@ -102,19 +102,23 @@ TEST_CASE("slow start: each progress doubles what is out, the last packet of eac
 	std::vector<sroce_cqe> ca;
 	REQUIRE(l.f.wait_cqes(l.a, 1, ca));
 	CHECK(ca[0].status == ib::wc_success);
-	// 8 + 16 + 32 and the last 7 (the whole message at once before).
-	REQUIRE(l.bursts(63) == std::vector<size_t>{8, 16, 32, 7});
-	for (size_t end : {63 + 8, 63 + 24, 63 + 56, 63 + 63})
+	// 8 + 16, then the limit, 63 / 2 = 31, then one more: 32 (the whole
+	// message at once before slow start; 8, 16, 32, 7 without a limit).
+	REQUIRE(l.bursts(63) == std::vector<size_t>{8, 16, 31, 8});
+	for (size_t end : {63 + 8, 63 + 24, 63 + 55, 63 + 63})
 		CHECK(l.sent[end - 1].ack_req);
 	CHECK(l.counter(SROCE_CNT_RETRANS_TIMEOUTS) == 1);
 	CHECK(l.counter(SROCE_CNT_RETRANS_PKTS) == 63);
-	// Back to the whole window: the next WRITE goes out in one burst.
+	// Above the limit the window grows by one per progress: the next
+	// WRITE goes out 33 packets at first, not 63 at once.
 	size_t before = l.sent.size();
 	l.post_write(2, 63 * 1024);
 	std::vector<sroce_cqe> cb;
 	REQUIRE(l.f.wait_cqes(l.a, 1, cb));
 	CHECK(cb[0].status == ib::wc_success);
-	CHECK(l.bursts(before) == std::vector<size_t>{63});
+	auto b2 = l.bursts(before);
+	REQUIRE(b2.size() >= 2);
+	CHECK(b2[0] == 33);
 }
 
 TEST_CASE("slow start: a link slower than the timeout for a window still completes",
@@ -137,4 +141,79 @@ TEST_CASE("slow start: a link slower than the timeout for a window still complet
 	CHECK(l.counter(SROCE_CNT_RETRY_EXCEEDED) == 0);
 	// Fewer resent than sent (170 of 392 when written).
 	CHECK(l.counter(SROCE_CNT_RETRANS_PKTS) < 4 * 98);
+}
+
+TEST_CASE("slow start: RESET gives the QP its whole window back", "[transport][slow-start]") {
+	Link l(304, 10, 7);
+	bool first_pass = true;
+	l.f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != 0 || !first_pass; });
+	l.post_write(1, 63 * 1024);
+	l.f.sim().run_for(1000);
+	first_pass = false;
+	std::vector<sroce_cqe> ca;
+	REQUIRE(l.f.wait_cqes(l.a, 1, ca));
+	REQUIRE(ca[0].status == ib::wc_success);
+	REQUIRE(l.f.modify_state(l.qa, ib::qps_reset) == 0);
+	REQUIRE(l.f.modify_state(l.qb, ib::qps_reset) == 0);
+	l.f.connect(l.qa, l.qb, ib::mtu_1024, 0, 0, 10, 7);
+	size_t before = l.sent.size();
+	l.post_write(2, 63 * 1024);
+	std::vector<sroce_cqe> cb;
+	REQUIRE(l.f.wait_cqes(l.a, 1, cb));
+	CHECK(cb[0].status == ib::wc_success);
+	CHECK(l.bursts(before) == std::vector<size_t>{63}); // 33, then more, without the reset
+}
+
+namespace {
+// A receiver that takes every packet through a queue of `queue` packets
+// drained at `bits_per_sec` (a slow CPU's receive backlog): four 2 MiB
+// WRITEs at rc_pingpong's timeout (14, 67 ms) and retry count.
+struct Backlog {
+	Fixture f;
+	Node &a, &b;
+	Qp &qa, &qb;
+	Buffer &src, &dst;
+	int completed = 0;
+	Backlog(uint64_t seed, uint64_t bits_per_sec, unsigned int queue)
+		: f(seed), a(f.node(0)), b(f.node(1)), qa(f.qp(a, ib::qpt_rc)), qb(f.qp(b, ib::qpt_rc)),
+		  src(f.buffer(a, 2 << 20, all_access)), dst(f.buffer(b, 2 << 20, all_access)) {
+		f.connect(qa, qb, ib::mtu_1024, 0, 0, 14, 7);
+		sim::LinkConfig slow;
+		slow.bits_per_sec = bits_per_sec;
+		slow.queue_packets = queue;
+		f.sim().set_link(0, 1, slow);
+		for (uint64_t id = 1; id <= 4; id++) {
+			auto w = wqe(id, ib::wr_rdma_write, 1);
+			w.rdma.remote_addr = iova_of(b, dst);
+			w.rdma.rkey = f.lkey(dst);
+			REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 2 << 20)}) == 0);
+			std::vector<sroce_cqe> ca;
+			REQUIRE(f.wait_cqes(a, 1, ca, 600000000000ull));
+			if (ca[0].status != ib::wc_success)
+				break;
+			completed++;
+		}
+		INFO("resent " << resent() << " timeouts " << device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS) << " NAKs "
+			       << device_counter(a, SROCE_CNT_NAK_RCVD_PSN_SEQ) << " dropped "
+			       << f.sim().link_counters(0, 1).dropped);
+		CHECK(completed == 4);
+		CHECK(device_counter(a, SROCE_CNT_RETRY_EXCEEDED) == 0);
+	}
+	unsigned long long resent() const { return device_counter(a, SROCE_CNT_RETRANS_PKTS); }
+};
+} // namespace
+
+TEST_CASE("congestion: a PSN NAK from a full backlog halves the window", "[transport][slow-start]") {
+	// 256 packets into a queue of 100: each resend of the whole window
+	// overflowed it again (20592 packets resent for 8192).
+	Backlog l(401, 16000000, 100);
+	CHECK(l.resent() < 4 * 2048 / 2); // 2121 when written
+}
+
+TEST_CASE("congestion: a receiver slower than the timeout for a window completes", "[transport][slow-start]") {
+	// 4.4 ms a packet: a window takes 1.1 s, 17 timeouts. Every timeout
+	// went back to the whole window by doubling: RETRY_EXC_ERR in the
+	// first WRITE (80's 2 MiB rc_pingpong on the debug kernel). Now each
+	// timeout halves what may be out, until the window fits.
+	Backlog l(402, 2000000, 1000);
 }
