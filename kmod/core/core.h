@@ -418,6 +418,8 @@ struct sroce_core_qp_view {
 	unsigned int rd_atomic_out;  /* outstanding READ/ATOMIC requests */
 	unsigned int rd_atomic_max;  /* max_rd_atomic */
 	unsigned int responses_pending; /* READ/ATOMIC requests the responder still answers */
+	unsigned int window;         /* PSNs that may be out (congestion window) */
+	unsigned int window_limit;   /* what the window doubles up to */
 	unsigned int retries_left;   /* of retry_cnt */
 	unsigned int rnr_retries_left; /* of rnr_retry (7: forever) */
 	unsigned int retry_cnt;

@@ -229,6 +229,8 @@ void Qp::snapshot(sroce_core_qp_view *s) {
 	s->rd_atomic_out = req_.rd_atomic_out;
 	s->rd_atomic_max = max_rd_atomic_;
 	s->responses_pending = resp_.res_next - resp_.res_send;
+	s->window = req_.window;
+	s->window_limit = req_.window_limit;
 	s->retries_left = comp_.retries_left;
 	s->rnr_retries_left = comp_.rnr_left;
 	s->retry_cnt = retry_cnt_;

@@ -162,6 +162,7 @@ TEST_CASE("counters: a lost packet is a NAK each way and retransmissions the wir
 	CHECK(v.sq_unacked_psn == 110);
 	CHECK(v.retrans_pkts == 8);
 	CHECK(v.sq_wqes == 0);
+	CHECK(v.window_limit == 128); // the NAK halved it
 	sroce_core_qp_snapshot(qb.qp, &v);
 	CHECK(v.rq_psn == 110);
 	CHECK(v.sq_psn == 200);
@@ -189,6 +190,10 @@ TEST_CASE("counters: a lost tail packet costs a timeout", "[counters]") {
 	CHECK(v.retrans_timeouts == 1);
 	CHECK(v.retry_cnt == 3);
 	CHECK(v.retries_left == 3); // progress restored them
+	// The timeout found one packet out: the limit is its floor, 8, and
+	// the one progress after it added one.
+	CHECK(v.window_limit == 8);
+	CHECK(v.window == 9);
 }
 
 TEST_CASE("counters: every retry times out: retry_exceeded", "[counters]") {
