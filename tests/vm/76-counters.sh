@@ -93,8 +93,8 @@ rdma res show pd dev sroce1 -dd >"$work/res-pd.txt" 2>&1
 kill $cpid $spid 2>/dev/null
 wait $cpid $spid 2>/dev/null
 sed 's/^/    /' "$work/res-qp.txt" "$work/res-cq.txt" "$work/res-mr.txt" | head -30
-check "rdma res qp -dd: an RC QP in RTS with PSNs and retry state" \
-	grep -qE 'type RC state RTS .*drv_sq_psn [0-9]+ .*drv_rq_psn [0-9]+ .*drv_retries_left [0-9]+' "$work/res-qp.txt"
+check "rdma res qp -dd: an RC QP in RTS with PSNs, window and retry state" \
+	grep -qE 'type RC state RTS .*drv_sq_psn [0-9]+ .*drv_rq_psn [0-9]+ .*drv_window [0-9]+ drv_window_limit [0-9]+ .*drv_retries_left [0-9]+' "$work/res-qp.txt"
 check "rdma res cq -dd: depth and fill" grep -qE 'drv_entries [0-9]+ drv_fill [0-9]+' "$work/res-cq.txt"
 check "rdma res mr -dd: keys and length" grep -qE 'drv_lkey 0x[0-9a-f]+ drv_rkey 0x[0-9a-f]+ .*drv_length [0-9]+' "$work/res-mr.txt"
 check "rdma res pd lists sroce1's PDs" grep -q 'dev sroce1' "$work/res-pd.txt"
