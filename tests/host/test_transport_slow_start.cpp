@@ -143,6 +143,31 @@ TEST_CASE("slow start: a link slower than the timeout for a window still complet
 	CHECK(l.counter(SROCE_CNT_RETRANS_PKTS) < 4 * 98);
 }
 
+TEST_CASE("congestion: a PSN NAK after a timeout raises the limit to its floor", "[transport][slow-start]") {
+	Link l(305, 10, 7);
+	// The first pass of a 63-packet WRITE is lost (a timeout: limit 31),
+	// then the second packet of the 16-packet burst (a NAK: the responder
+	// answers, so slow start may go on to nak_window_floor; keeping 31
+	// made loss 10% four times as long, transport.md).
+	bool first_pass = true;
+	int resent = 0;
+	l.f.sim().set_filter([&](const sim::WirePacket &p) {
+		if (p.from != 0)
+			return true;
+		return !first_pass && ++resent != 10;
+	});
+	l.post_write(1, 63 * 1024);
+	l.f.sim().run_for(1000);
+	first_pass = false;
+	std::vector<sroce_cqe> ca;
+	REQUIRE(l.f.wait_cqes(l.a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(device_counter(l.a, SROCE_CNT_NAK_RCVD_PSN_SEQ) == 1);
+	sroce_core_qp_view v;
+	sroce_core_qp_snapshot(l.qa.qp, &v);
+	CHECK(v.window_limit == sroce::param::nak_window_floor);
+}
+
 TEST_CASE("slow start: RESET gives the QP its whole window back", "[transport][slow-start]") {
 	Link l(304, 10, 7);
 	bool first_pass = true;
