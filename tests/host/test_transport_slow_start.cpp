@@ -50,6 +50,26 @@ struct Link {
 		REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, len)}) == 0);
 	}
 	unsigned long long counter(sroce_core_counter c) const { return device_counter(a, c); }
+	// A 63-packet WRITE whose whole first pass is lost (one timeout, the
+	// limit then 31); of what is resent after it, packet `drop_resent`
+	// (1-based; 0: none) is lost too. Returns the WRITE's completion.
+	sroce_cqe write_after_lost_first_pass(int drop_resent = 0) {
+		bool first_pass = true;
+		int resent = 0;
+		f.sim().set_filter([&](const sim::WirePacket &p) {
+			if (p.from != 0)
+				return true;
+			return !first_pass && ++resent != drop_resent;
+		});
+		post_write(1, 63 * 1024);
+		f.sim().run_for(1000);
+		REQUIRE(sent.size() == 63);
+		first_pass = false;
+		std::vector<sroce_cqe> ca;
+		REQUIRE(f.wait_cqes(a, 1, ca));
+		f.sim().set_filter(nullptr);
+		return ca[0];
+	}
 	// The packets sent from index `from` on, grouped by send time: the
 	// sizes of the bursts.
 	std::vector<size_t> bursts(size_t from) const {
@@ -91,17 +111,7 @@ TEST_CASE("slow start: each expiry resends 8 packets, the last asking for an ACK
 TEST_CASE("slow start: each progress doubles what is out up to half of what the timeout found out, then adds one",
 	  "[transport][slow-start]") {
 	Link l(302, 10, 7);
-	// The whole first pass of a 63-packet WRITE is lost; then the link
-	// is clean.
-	bool first_pass = true;
-	l.f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != 0 || !first_pass; });
-	l.post_write(1, 63 * 1024);
-	l.f.sim().run_for(1000);
-	REQUIRE(l.sent.size() == 63);
-	first_pass = false;
-	std::vector<sroce_cqe> ca;
-	REQUIRE(l.f.wait_cqes(l.a, 1, ca));
-	CHECK(ca[0].status == ib::wc_success);
+	CHECK(l.write_after_lost_first_pass().status == ib::wc_success);
 	// 8 + 16, then the limit, 63 / 2 = 31, then one more: 32 (the whole
 	// message at once before slow start; 8, 16, 32, 7 without a limit).
 	REQUIRE(l.bursts(63) == std::vector<size_t>{8, 16, 31, 8});
@@ -149,19 +159,7 @@ TEST_CASE("congestion: a PSN NAK after a timeout raises the limit to its floor",
 	// then the second packet of the 16-packet burst (a NAK: the responder
 	// answers, so slow start may go on to nak_window_floor; keeping 31
 	// made loss 10% four times as long, transport.md).
-	bool first_pass = true;
-	int resent = 0;
-	l.f.sim().set_filter([&](const sim::WirePacket &p) {
-		if (p.from != 0)
-			return true;
-		return !first_pass && ++resent != 10;
-	});
-	l.post_write(1, 63 * 1024);
-	l.f.sim().run_for(1000);
-	first_pass = false;
-	std::vector<sroce_cqe> ca;
-	REQUIRE(l.f.wait_cqes(l.a, 1, ca));
-	CHECK(ca[0].status == ib::wc_success);
+	CHECK(l.write_after_lost_first_pass(10).status == ib::wc_success);
 	CHECK(device_counter(l.a, SROCE_CNT_NAK_RCVD_PSN_SEQ) == 1);
 	sroce_core_qp_view v;
 	sroce_core_qp_snapshot(l.qa.qp, &v);
@@ -170,14 +168,7 @@ TEST_CASE("congestion: a PSN NAK after a timeout raises the limit to its floor",
 
 TEST_CASE("slow start: RESET gives the QP its whole window back", "[transport][slow-start]") {
 	Link l(304, 10, 7);
-	bool first_pass = true;
-	l.f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != 0 || !first_pass; });
-	l.post_write(1, 63 * 1024);
-	l.f.sim().run_for(1000);
-	first_pass = false;
-	std::vector<sroce_cqe> ca;
-	REQUIRE(l.f.wait_cqes(l.a, 1, ca));
-	REQUIRE(ca[0].status == ib::wc_success);
+	REQUIRE(l.write_after_lost_first_pass().status == ib::wc_success);
 	REQUIRE(l.f.modify_state(l.qa, ib::qps_reset) == 0);
 	REQUIRE(l.f.modify_state(l.qb, ib::qps_reset) == 0);
 	l.f.connect(l.qa, l.qb, ib::mtu_1024, 0, 0, 10, 7);
