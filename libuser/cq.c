@@ -23,23 +23,32 @@ struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 
 	if (!cq)
 		return NULL;
-	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq, &cmd, sizeof(cmd),
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq, &cmd, sizeof(cmd),
 				&resp.ibv, sizeof(resp));
 	if (err)
 		goto err_free;
-	err = sroce_ring_map(&cq->ring, ibctx->cmd_fd, &resp.drv.ring, sizeof(struct sroce_cqe));
+	err = sroce_cq_map(cq, ibctx->cmd_fd, &resp.drv);
 	if (err)
 		goto err_destroy;
-	cq->ring.idx = cq->ring.hdr->consumer;
-	pthread_spin_init(&cq->ring.lock, PTHREAD_PROCESS_PRIVATE);
-	return &cq->ibv_cq;
+	return &cq->vcq.cq;
 
 err_destroy:
-	ibv_cmd_destroy_cq(&cq->ibv_cq);
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
 	free(cq);
 	errno = err;
 	return NULL;
+}
+
+int sroce_cq_map(struct sroce_cq *cq, int cmd_fd, const struct sroce_create_cq_resp *resp)
+{
+	int err = sroce_ring_map(&cq->ring, cmd_fd, &resp->ring, sizeof(struct sroce_cqe));
+
+	if (err)
+		return err;
+	cq->ring.idx = cq->ring.hdr->consumer;
+	pthread_spin_init(&cq->ring.lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
 }
 
 int sroce_destroy_cq(struct ibv_cq *ibcq)
@@ -93,7 +102,7 @@ out:
 	return err;
 }
 
-static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
+unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe)
 {
 	unsigned int flags = 0;
 
@@ -103,6 +112,11 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 		flags |= IBV_WC_WITH_INV;
 	if (cqe->flags & SROCE_CQE_GRH)
 		flags |= IBV_WC_GRH;
+	return flags;
+}
+
+static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
+{
 	wc->wr_id = cqe->wr_id;
 	wc->status = cqe->status;
 	wc->opcode = cqe->opcode;
@@ -112,11 +126,28 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 	wc->imm_data = cqe->imm_or_inv;
 	wc->qp_num = cqe->qp_num;
 	wc->src_qp = cqe->src_qp;
-	wc->wc_flags = flags;
+	wc->wc_flags = sroce_cqe_wc_flags(cqe);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = 0;
 	wc->sl = cqe->sl;
 	wc->dlid_path_bits = 0;
+}
+
+uint32_t sroce_cq_available(struct sroce_uring *r)
+{
+	/* Pairs with the kernel's store_release of the producer index after
+	 * it wrote the CQEs (CQ-P1): every CQE below it is complete. */
+	uint32_t avail = sroce_load_acquire(&r->hdr->producer) - r->idx;
+
+	/* Not a state the kernel produces: read nothing. */
+	return avail > r->mask + 1 ? 0 : avail;
+}
+
+void sroce_cq_release(struct sroce_uring *r)
+{
+	/* Pairs with the kernel's load_acquire of the consumer index before it
+	 * reuses a slot (CQ-C1): we are done reading. */
+	sroce_store_release(&r->hdr->consumer, r->idx);
 }
 
 int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
@@ -126,18 +157,12 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	int n = 0;
 
 	pthread_spin_lock(&r->lock);
-	/* Pairs with the kernel's store_release of the producer index after
-	 * it wrote the CQEs (CQ-P1): every CQE below it is complete. */
-	avail = sroce_load_acquire(&r->hdr->producer) - r->idx;
-	if (avail > r->mask + 1)
-		avail = 0; /* not a state the kernel produces: read nothing */
+	avail = sroce_cq_available(r);
 	for (; n < ne && (uint32_t)n < avail; n++)
 		sroce_cqe_to_wc(sroce_ring_entry(r, r->idx + n), &wc[n]);
 	if (n) {
 		r->idx += n;
-		/* Pairs with the kernel's load_acquire of the consumer index
-		 * before it reuses a slot (CQ-C1): we are done reading. */
-		sroce_store_release(&r->hdr->consumer, r->idx);
+		sroce_cq_release(r);
 	}
 	pthread_spin_unlock(&r->lock);
 	return n;

@@ -7,10 +7,7 @@
  * kernel.
  */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "sroce.h"
 
@@ -25,9 +22,11 @@ static uint32_t sroce_min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+/* Creates the QP the kernel side and maps its rings. attr->comp_mask holds
+ * at most PD and SEND_OPS_FLAGS here; attr->cap returns what was granted. */
+static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
+					     struct ibv_qp_init_attr_ex *attr)
 {
-	int cmd_fd = pd->context->cmd_fd;
 	struct ibv_create_qp cmd;
 	struct {
 		struct ib_uverbs_create_qp_resp ibv;
@@ -38,12 +37,12 @@ struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 
 	if (!qp)
 		return NULL;
-	err = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
 	if (err)
 		goto err_free;
-	err = sroce_ring_map(&qp->sq, cmd_fd, &resp.drv.sq, sizeof(struct sroce_wqe));
+	err = sroce_ring_map(&qp->sq, ctx->cmd_fd, &resp.drv.sq, sizeof(struct sroce_wqe));
 	if (!err && !attr->srq)
-		err = sroce_ring_map(&qp->rq, cmd_fd, &resp.drv.rq, sizeof(struct sroce_wqe));
+		err = sroce_ring_map(&qp->rq, ctx->cmd_fd, &resp.drv.rq, sizeof(struct sroce_wqe));
 	if (err)
 		goto err_unmap;
 	/* What the kernel granted, bounded by what a WQE slot holds. */
@@ -60,26 +59,51 @@ struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	}
 	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
-	return &qp->ibv_qp;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		sroce_qp_ex_init(qp, attr->send_ops_flags);
+	return &qp->vqp.qp;
 
 err_unmap:
 	sroce_ring_unmap(&qp->sq);
-	ibv_cmd_destroy_qp(&qp->ibv_qp);
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
 	free(qp);
 	errno = err;
 	return NULL;
 }
 
+struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = sroce_create_qp_common(pd->context, &ex);
+
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
 /*
- * ibv_create_qp_ex asking for nothing ibv_create_qp cannot give: a PD and
- * at most an empty create_flags (pyverbs' tests pick that mask at random).
- * The ibv_qp_ex builders and XRC come with their issues. The two init
- * attribute structs share their leading fields, as libibverbs relies on.
+ * ibv_create_qp_ex: a PD, at most an empty create_flags (pyverbs' tests pick
+ * that mask at random), and the ibv_qp_ex builders the QP type has. XRC
+ * comes with its issue.
  */
 struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
-	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp_init_attr_ex ex = *attr;
+	struct ibv_qp *qp;
+	int err;
 
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || (attr->comp_mask & ~known) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
@@ -90,7 +114,18 @@ struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_at
 		errno = EINVAL;
 		return NULL;
 	}
-	return sroce_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = sroce_qp_ex_check_ops(attr->qp_type, attr->send_ops_flags);
+		if (err) {
+			errno = err;
+			return NULL;
+		}
+	}
+	ex.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	qp = sroce_create_qp_common(ctx, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
 }
 
 int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
@@ -123,18 +158,6 @@ int sroce_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-_Static_assert((unsigned)SROCE_WQE_FENCE == (unsigned)IBV_SEND_FENCE &&
-		       (unsigned)SROCE_WQE_SIGNALED == (unsigned)IBV_SEND_SIGNALED &&
-		       (unsigned)SROCE_WQE_SOLICITED == (unsigned)IBV_SEND_SOLICITED &&
-		       (unsigned)SROCE_WQE_INLINE == (unsigned)IBV_SEND_INLINE &&
-		       (unsigned)SROCE_WQE_IP_CSUM == (unsigned)IBV_SEND_IP_CSUM,
-	       "WQE flags are the IBV_SEND_ values");
-
-static uint16_t sroce_wqe_flags(unsigned int send_flags)
-{
-	return send_flags & SROCE_WQE_FLAGS_MASK;
-}
-
 /* The opcode-specific part. The kernel validates it all again. */
 static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr *wr,
 			    struct sroce_wqe *wqe)
@@ -160,11 +183,12 @@ static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr 
 		wqe->rdma.rkey = wr->wr.rdma.rkey;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		wqe->rdma.swap = wr->wr.atomic.swap;
+		/* fall through */
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		wqe->rdma.remote_addr = wr->wr.atomic.remote_addr;
 		wqe->rdma.rkey = wr->wr.atomic.rkey;
 		wqe->rdma.compare_add = wr->wr.atomic.compare_add;
-		wqe->rdma.swap = wr->wr.atomic.swap;
 		break;
 	case IBV_WR_SEND_WITH_IMM:
 		wqe->imm_or_inv = wr->imm_data;
@@ -196,66 +220,24 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr
 
 	if (wr->num_sge < 0 || wr->opcode > UINT8_MAX)
 		return EINVAL;
-	if (!(wr->send_flags & IBV_SEND_INLINE) && (uint32_t)wr->num_sge > qp->max_send_sge)
-		return EINVAL;
-	wqe = sroce_wq_next(&qp->sq);
+	wqe = sroce_sq_claim(qp, wr->wr_id, (uint8_t)wr->opcode, wr->send_flags);
 	if (!wqe)
 		return ENOMEM;
-	/* The slot is ours until published: a failure below leaves it. */
-	*wqe = (struct sroce_wqe){
-		.wr_id = wr->wr_id,
-		.opcode = (uint8_t)wr->opcode,
-		.flags = sroce_wqe_flags(wr->send_flags),
-	};
-	err = sroce_wqe_fields(&qp->ibv_qp, wr, wqe);
+	err = sroce_wqe_fields(&qp->vqp.qp, wr, wqe);
 	if (err)
 		return err;
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint8_t *data = (uint8_t *)(wqe + 1);
-		uint32_t total = 0;
-
-		for (int i = 0; i < wr->num_sge; i++) {
-			const struct ibv_sge *sge = &wr->sg_list[i];
-
-			if (sge->length > qp->max_inline - total)
-				return EINVAL;
-			memcpy(data + total, (const void *)(uintptr_t)sge->addr, sge->length);
-			total += sge->length;
-		}
-		wqe->inline_len = total;
+		wqe->flags |= SROCE_WQE_INLINE;
+		for (int i = 0; i < wr->num_sge && !err; i++)
+			err = sroce_wqe_add_inline(qp, wqe,
+						   (const void *)(uintptr_t)wr->sg_list[i].addr,
+						   wr->sg_list[i].length);
 	} else {
-		wqe->num_sge = (uint8_t)wr->num_sge;
-		memcpy(wqe + 1, wr->sg_list, (size_t)wr->num_sge * sizeof(struct sroce_sge));
+		err = sroce_wqe_set_sges(qp, wqe, wr->sg_list, (size_t)wr->num_sge);
 	}
+	if (err)
+		return err;
 	qp->sq.idx++;
-	return 0;
-}
-
-/* A post_send with no work requests: uverbs hands it to the driver, which
- * runs the requester on the published WQEs. */
-static int sroce_doorbell(struct ibv_qp *ibqp)
-{
-	const volatile struct sroce_context_page *page = to_sctx(ibqp->context)->ctx_page;
-	struct ibv_post_send cmd;
-	struct ib_uverbs_post_send_resp resp;
-
-	/* Store->load: the producer store in sroce_wq_publish must be visible
-	 * before NEED_WAKEUP is read. Pairs with the SQ poller's full barrier
-	 * between setting NEED_WAKEUP and re-checking the producers (SQ-W1):
-	 * either it sees our WQEs or we see the flag. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (!(page->flags & SROCE_CTX_NEED_WAKEUP))
-		return 0;
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	cmd.hdr.in_words = sizeof(cmd) / 4;
-	cmd.hdr.out_words = sizeof(resp) / 4;
-	cmd.core_payload.response = (uintptr_t)&resp;
-	cmd.core_payload.qp_handle = ibqp->handle;
-	/* The kernel insists on a plausible WR size even for zero WRs. */
-	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	if (write(ibqp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
-		return errno;
 	return 0;
 }
 
@@ -289,7 +271,7 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	if (!posted)
 		return err;
 	/* Outside the lock: a system call must not stall other posters. */
-	db = sroce_doorbell(ibqp);
+	db = sroce_sq_doorbell(ibqp);
 	return err ? err : db;
 }
 

@@ -55,17 +55,38 @@ struct sroce_uring {
 };
 
 struct sroce_cq {
-	struct ibv_cq ibv_cq;
+	struct verbs_cq vcq;       /* vcq.cq is the ibv_cq; vcq.cq_ex the readers */
 	struct sroce_uring ring;   /* user consumes, kernel produces */
+	/* ibv_cq_ex polling (cq_ex.c), from start_poll to end_poll: ring.idx
+	 * is the CQE the readers read, cur points at it. */
+	const struct sroce_cqe *cur;
+	bool single_threaded;      /* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock */
+};
+
+/*
+ * The batch of the ibv_qp_ex builders (qp_ex.c), from ibv_wr_start to
+ * ibv_wr_complete or ibv_wr_abort, under the SQ lock. Each builder claims
+ * the next SQ slot; the setters fill the last one claimed. Nothing is
+ * published before ibv_wr_complete, and an error anywhere in the batch
+ * discards all of it.
+ */
+struct sroce_wr_batch {
+	uint64_t ops;              /* IBV_QP_EX_WITH_* granted at creation */
+	struct sroce_wqe *cur;     /* the WQE the setters fill; NULL before a builder */
+	uint32_t start;            /* sq.idx at ibv_wr_start */
+	int err;                   /* the batch's first error, 0 if none */
+	bool open;                 /* between ibv_wr_start and complete/abort */
+	bool cur_needs_addr;       /* UD: cur has no ibv_wr_set_ud_addr yet */
 };
 
 struct sroce_qp {
-	struct ibv_qp ibv_qp;
+	struct verbs_qp vqp;       /* vqp.qp is the ibv_qp; vqp.qp_ex the builders */
 	struct sroce_uring sq;     /* user produces, kernel consumes */
 	struct sroce_uring rq;     /* unmapped (map == NULL) with an SRQ */
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
+	struct sroce_wr_batch batch;
 };
 
 struct sroce_srq {
@@ -87,12 +108,12 @@ static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
 
 static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
 {
-	return sroce_container_of(ibcq, struct sroce_cq, ibv_cq);
+	return sroce_container_of(ibcq, struct sroce_cq, vcq.cq);
 }
 
 static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
 {
-	return sroce_container_of(ibqp, struct sroce_qp, ibv_qp);
+	return sroce_container_of(ibqp, struct sroce_qp, vqp.qp);
 }
 
 static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
@@ -152,6 +173,43 @@ struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 int sroce_destroy_cq(struct ibv_cq *ibcq);
 int sroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+/* The ibv_wc_flags of a CQE. */
+unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe);
+/* CQEs the kernel published and the provider has not consumed; 0 for a
+ * producer index no kernel writes. Pairs with CQ-P1. */
+uint32_t sroce_cq_available(struct sroce_uring *r);
+/* Consumes the CQEs up to r->idx. Pairs with CQ-C1. */
+void sroce_cq_release(struct sroce_uring *r);
+/* Maps the ring of a CQ the kernel made, ready to poll. */
+int sroce_cq_map(struct sroce_cq *cq, int cmd_fd, const struct sroce_create_cq_resp *resp);
+
+/* cq_ex.c */
+struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr);
+/* Installs the polling functions and the readers wc_flags asks for. */
+void sroce_cq_ex_init(struct sroce_cq *cq, uint64_t wc_flags, bool single_threaded);
+int sroce_query_rt_values(struct ibv_context *ibctx, struct ibv_values_ex *values);
+
+/* sq.c: the send WQE encoding ibv_post_send and the builders share. */
+/* The next SQ slot, its header set from wr_id, the opcode and the send
+ * flags (IBV_SEND_INLINE dropped: inline setters set it); NULL when full.
+ * The caller advances sq.idx once the WQE is complete. */
+struct sroce_wqe *sroce_sq_claim(struct sroce_qp *qp, uint64_t wr_id, uint8_t opcode,
+				 unsigned int send_flags);
+/* The WQE's gather list; EINVAL above the QP's max_send_sge. */
+int sroce_wqe_set_sges(const struct sroce_qp *qp, struct sroce_wqe *wqe,
+		       const struct ibv_sge *sg_list, size_t num_sge);
+/* Appends inline bytes; EINVAL past the QP's max_inline. */
+int sroce_wqe_add_inline(const struct sroce_qp *qp, struct sroce_wqe *wqe, const void *addr,
+			 size_t length);
+/* Rings the kernel if it asked for it (NEED_WAKEUP); call unlocked, after
+ * sroce_wq_publish. */
+int sroce_sq_doorbell(struct ibv_qp *ibqp);
+
+/* qp_ex.c: the ibv_qp_ex builders. */
+/* Checks the requested IBV_QP_EX_WITH_* against the QP type (EOPNOTSUPP). */
+int sroce_qp_ex_check_ops(enum ibv_qp_type type, uint64_t send_ops_flags);
+/* Installs the builders and marks the QP VERBS_QP_EX. */
+void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t send_ops_flags);
 
 /* qp.c */
 struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);

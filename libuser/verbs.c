@@ -72,6 +72,7 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
+	.create_cq_ex = sroce_create_cq_ex,
 	.create_qp = sroce_create_qp,
 	.create_qp_ex = sroce_create_qp_ex,
 	.create_srq = sroce_create_srq,
@@ -92,6 +93,7 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.query_port = sroce_query_port,
 	.reg_mr = sroce_reg_mr,
 	.query_qp = sroce_query_qp,
+	.query_rt_values = sroce_query_rt_values,
 	.query_srq = sroce_query_srq,
 	/* Arming is a command: the kernel owns the notification state. */
 	.req_notify_cq = ibv_cmd_req_notify_cq,

@@ -133,6 +133,7 @@ struct sroce_core_cq_init {
 	void *ring;              /* sroce_core_ring_size(cqe, ..., sizeof(sroce_cqe)) */
 	unsigned int log_size;
 	int user;                /* consumer index is written by user space */
+	int timestamp;           /* each CQE carries sroce_env_now_ns() when posted */
 };
 int sroce_core_cq_create(struct sroce_core_dev *dev, const struct sroce_core_cq_init *init,
 			 struct sroce_core_cq **out);

@@ -22,6 +22,7 @@ ktl::Result<void> CompletionQueue::init(const sroce_core_cq_init &init) {
 	TRY(lock_.init());
 	owner_ = init.owner;
 	user_ = init.user != 0;
+	timestamp_ = init.timestamp != 0;
 	ring_.init(init.ring, init.log_size, sizeof(sroce_cqe));
 	if (!user_) {
 		owners_ = static_cast<void **>(sroce_env_zalloc(sizeof(void *) << init.log_size, 0));
@@ -61,7 +62,14 @@ bool CompletionQueue::post(const sroce_cqe &cqe, void *qp_owner, bool solicited,
 		raise_error_locked(b);
 		return false;
 	}
-	__builtin_memcpy(ring_.entry(prod_), &cqe, sizeof(cqe));
+	const sroce_cqe *src = &cqe;
+	sroce_cqe stamped;
+	if (timestamp_) { // the moment of completion, in the device clock (ns)
+		stamped = cqe;
+		stamped.timestamp = sroce_env_now_ns();
+		src = &stamped;
+	}
+	__builtin_memcpy(ring_.entry(prod_), src, sizeof(*src));
 	if (owners_)
 		owners_[prod_ & (ring_.size() - 1)] = qp_owner;
 	ring_.publish_producer(++prod_);

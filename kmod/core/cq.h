@@ -47,6 +47,7 @@ private:
 	void **owners_ = nullptr; // kernel CQs: the QP owner of each slot
 	void *owner_ = nullptr;
 	bool user_ = false;
+	bool timestamp_ = false; // CQEs carry the device clock (sroce_env_now_ns)
 	bool error_ = false; // guarded by lock_
 	bool dead_ = false;  // guarded by lock_
 	int armed_ = 0;      // guarded by lock_: 0, cq_solicited or cq_next_comp

@@ -36,6 +36,9 @@
 #define SROCE_MAX_PKEYS 1u
 #define SROCE_LOCAL_CA_ACK_DELAY 15u
 #define SROCE_MAX_FAST_REG_PAGE_LIST_LEN 512u
+/* The device clock of completion timestamps: sroce_env_now_ns(), so
+ * 1,000,000 kHz; the provider reads the same clock (CLOCK_MONOTONIC). */
+#define SROCE_HCA_CORE_CLOCK_KHZ 1000000ull
 /* Device page size for MRs (4 KiB). */
 #define SROCE_PAGE_SHIFT 12
 /* 256 GiB: the page table of the largest MR (2^26 pointers, 512 MiB) stays

@@ -30,7 +30,8 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 	struct sroce_core_cq_init init = {};
 	int err;
 
-	if (attr->flags)
+	/* Completion timestamps are the device clock, sroce_env_now_ns. */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
@@ -49,6 +50,7 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 	init.ring = cq->ring.vaddr;
 	init.log_size = cq->ring.log_size;
 	init.user = cq->user;
+	init.timestamp = !!(attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION);
 	err = sroce_core_cq_create(sdev->core, &init, &cq->core);
 	if (err)
 		goto err_ring;

@@ -64,6 +64,9 @@ static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	/* Atomics are atomic among this device's operations, not against
 	 * CPU accesses to the same memory. */
 	attr->atomic_cap = IB_ATOMIC_HCA;
+	/* Completion timestamps: ktime_get_ns(), a 64-bit clock of 1 GHz. */
+	attr->timestamp_mask = ~0ull;
+	attr->hca_core_clock = SROCE_HCA_CORE_CLOCK_KHZ;
 	return 0;
 }
 

@@ -100,6 +100,18 @@ Node &Fixture::add_node(unsigned int netdev_mtu) {
 	return *nodes_.back();
 }
 
+void Fixture::timestamp_cq(Node &n) {
+	sroce_core_cq_destroy(n.cq);
+	std::memset(n.cq_ring.mem, 0, 4096);
+	sroce_core_cq_init ci{};
+	ci.owner = &n.cq_owner;
+	ci.ring = n.cq_ring.mem;
+	ci.log_size = n.cq_ring.log_size;
+	ci.timestamp = 1;
+	REQUIRE(sroce_core_cq_create(n.dev, &ci, &n.cq) == 0);
+	REQUIRE(sroce_core_cq_req_notify(n.cq, ib::cq_next_comp) == 0);
+}
+
 Buffer &Fixture::buffer(Node &n, size_t len, unsigned int access) {
 	auto b = std::make_unique<Buffer>();
 	b->len = len;

@@ -68,6 +68,9 @@ public:
 	void trace_from_env();
 	Node &node(int i) { return *nodes_[i]; }
 	Node &add_node(unsigned int netdev_mtu);
+	// Makes the node's CQ again, with completion timestamps (before any QP
+	// uses it).
+	void timestamp_cq(Node &n);
 
 	// access: IB_ACCESS_* bits. Contents filled with a pattern.
 	Buffer &buffer(Node &n, size_t len, unsigned int access);

@@ -195,6 +195,33 @@ static inline struct verbs_mr *verbs_get_mr(struct ibv_mr *mr)
 	return (struct verbs_mr *)((uintptr_t)mr - offsetof(struct verbs_mr, ibv_mr));
 }
 
+/* The provider's QP: ibv_qp, or ibv_qp_ex when the provider installs the
+ * work-request builders. libibverbs' ibv_qp_to_qp_ex() returns &qp_ex only
+ * if the provider set VERBS_QP_EX in comp_mask. */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD	= 1 << 0,
+	VERBS_QP_EX	= 1 << 1,
+};
+
+struct verbs_xrcd;
+
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;		/* qp_ex.qp_base is qp */
+	};
+	uint32_t comp_mask;			/* VERBS_QP_* */
+	struct verbs_xrcd *xrcd;		/* with VERBS_QP_XRCD */
+};
+
+/* The provider's CQ: ibv_cq, or ibv_cq_ex when made by create_cq_ex. */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 			 uint32_t flags, struct ibv_sge *sg_list,
@@ -400,6 +427,15 @@ SROCE_PABI_CHECK(offsetof(struct ibv_reg_mr, pd_handle) == 40);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_reg_mr_resp) == 12);
 SROCE_PABI_CHECK(sizeof(struct verbs_mr) == 56);
 SROCE_PABI_CHECK(offsetof(struct verbs_mr, mr_type) == 48);
+SROCE_PABI_CHECK(offsetof(struct ibv_qp_ex, qp_base) == 0);
+SROCE_PABI_CHECK(sizeof(struct ibv_qp_ex) == 352);
+SROCE_PABI_CHECK(offsetof(struct ibv_qp_ex, wr_id) == 168);
+SROCE_PABI_CHECK(offsetof(struct ibv_qp_ex, wr_atomic_write) == 344);
+SROCE_PABI_CHECK(sizeof(struct verbs_qp) == 368);
+SROCE_PABI_CHECK(offsetof(struct verbs_qp, comp_mask) == 352);
+SROCE_PABI_CHECK(offsetof(struct verbs_qp, xrcd) == 360);
+SROCE_PABI_CHECK(sizeof(struct ibv_cq_ex) == 288);
+SROCE_PABI_CHECK(sizeof(struct verbs_cq) == 288);
 
 /* Queue commands: header + the uverbs request (sizes of the uapi structs,
  * which the kernel checks too). */
@@ -412,6 +448,8 @@ SROCE_PABI_CHECK(sizeof(struct ibv_create_srq) == 8 + 32);
 SROCE_PABI_CHECK(sizeof(struct ibv_modify_srq) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_query_srq) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_post_send) == 8 + 24);
+SROCE_PABI_CHECK(sizeof(struct ibv_create_cq_ex) == 24 + 32);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_create_cq_resp) == 8);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_resize_cq_resp) == 8);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_create_qp_resp) == 32);

@@ -71,6 +71,20 @@ SROCE_PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);	/* MODIFY_SRQ */
 SROCE_PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);	/* QUERY_SRQ */
 SROCE_PABI_CMD(ibv_post_send, ib_uverbs_post_send);	/* POST_SEND */
 
+/* The extended commands: the ex header, then the request. */
+struct ex_hdr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+#define SROCE_PABI_CMD_EX(_name, _kabi)					     \
+	struct _name {							     \
+		struct ex_hdr hdr;					     \
+		struct _kabi core_payload;				     \
+	}
+
+SROCE_PABI_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);	/* EX CREATE_CQ */
+
 /* ------------------------------------------------------------------------
  * Functions exported by libibverbs.so.1 under IBVERBS_PRIVATE_34
  * ------------------------------------------------------------------------ */
@@ -152,6 +166,13 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+/* The same from extended attributes (wc_flags with a timestamp ask the
+ * kernel for IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION); cmd_flags 0. */
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size, struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
@@ -164,6 +185,13 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
 		      size_t resp_size);
+/* The same for a verbs_qp from init attributes (PD, XRCD or SEND_OPS_FLAGS
+ * in comp_mask; the last is the provider's business only). */
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd, size_t cmd_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
