@@ -145,7 +145,7 @@ struct sroce_sge {
 
 /* The values of IBV_SEND_* and IB_SEND_*, which agree, so that both posters
  * copy send_flags through a mask; each asserts the equality at compile time
- * (libuser/qp.c, kmod/linux/qp.c). */
+ * (libuser/sq.c, kmod/linux/qp.c). */
 enum sroce_wqe_flags {
 	SROCE_WQE_FENCE = 1 << 0,
 	SROCE_WQE_SIGNALED = 1 << 1,

@@ -321,7 +321,7 @@ bool SqPoller::sleep_cancelled(Loop &l) {
 		ktl::Guard g(lock_);
 		set_need_wakeup_locked(true);
 		// SQ-W1: the NEED_WAKEUP stores before the producer loads.
-		// Pairs with the provider's full barrier in sroce_doorbell
+		// Pairs with the provider's full barrier in sroce_sq_doorbell
 		// (SQ-W1) between its producer store and its NEED_WAKEUP
 		// load: either we see its WQEs here, or it sees the flag and
 		// rings the doorbell.

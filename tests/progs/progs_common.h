@@ -84,4 +84,37 @@ static inline int ipv4_gid_index(struct ibv_context *ctx, union ibv_gid *out)
 	return -1;
 }
 
+/* Moves a QP of the device from INIT through RTR to RTS: RC and UC
+ * connected to dest_qpn at gid (path MTU 1024), UD through the states only.
+ * RC: rd_atomic is max_rd_atomic and max_dest_rd_atomic, timeout the ACK
+ * timeout exponent, 7 retries and RNR retries. */
+static inline int qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
+			    int gid_idx, uint8_t rd_atomic, uint8_t timeout)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn,
+		.max_dest_rd_atomic = rd_atomic, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = *gid, .sgid_index = (uint8_t)gid_idx, .hop_limit = 64 } },
+	};
+	int mask = IBV_QP_STATE;
+
+	if (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_UC)
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (qp->qp_type == IBV_QPT_RC)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	if (ibv_modify_qp(qp, &a, mask))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = timeout;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = rd_atomic;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (qp->qp_type == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
 #endif

@@ -67,31 +67,6 @@ static int side_init(struct side *s, struct ibv_cq *cq, enum ibv_qp_type type)
 					   (type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
 }
 
-static int side_rts(struct side *s, uint32_t dest_qpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn,
-		.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = gid, .sgid_index = gid_idx, .hop_limit = 64 } },
-	};
-	int rc = s->qp->qp_type == IBV_QPT_RC;
-
-	if (ibv_modify_qp(s->qp, &a, rc ? IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-						 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-						 IBV_QP_MIN_RNR_TIMER : IBV_QP_STATE))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(s->qp, &a, rc ? IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-						IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						IBV_QP_MAX_QP_RD_ATOMIC : IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 static void side_fini(struct side *s)
 {
 	if (s->qp)
@@ -124,7 +99,8 @@ static int mode_ud(void)
 	int got_send = 0, got_recv = 0;
 
 	if (!cq || side_init(&a, cq, IBV_QPT_UD) || side_init(&b, cq, IBV_QPT_UD) ||
-	    side_rts(&a, 0) || side_rts(&b, 0) || !(ah = ibv_create_ah(pd, &aa))) {
+	    qp_to_rts(a.qp, 0, &gid, gid_idx, 4, 14) || qp_to_rts(b.qp, 0, &gid, gid_idx, 4, 14) ||
+	    !(ah = ibv_create_ah(pd, &aa))) {
 		CHECK(0, "UD set up: %s", strerror(errno));
 		goto out;
 	}
@@ -213,7 +189,8 @@ static int mode_rc(void)
 	uint64_t *word;
 
 	if (!cqa || !cqb || side_init(&a, cqa, IBV_QPT_RC) || side_init(&b, cqb, IBV_QPT_RC) ||
-	    side_rts(&a, b.qp->qp_num) || side_rts(&b, a.qp->qp_num)) {
+	    qp_to_rts(a.qp, b.qp->qp_num, &gid, gid_idx, 4, 14) ||
+	    qp_to_rts(b.qp, a.qp->qp_num, &gid, gid_idx, 4, 14)) {
 		CHECK(0, "RC set up: %s", strerror(errno));
 		goto out;
 	}

@@ -65,28 +65,6 @@ static int side_init(struct side *s)
 	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
-static int side_rts(struct side *s, uint32_t dest_qpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = gid, .sgid_index = gid_idx, .hop_limit = 64 } },
-	};
-
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 18; /* 1 s: TCG stalls */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int post_write(struct side *from, struct side *to, uint64_t id, uint32_t len)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)from->buf, .length = len, .lkey = from->mr->lkey };
@@ -227,8 +205,10 @@ int main(int argc, char **argv)
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, NULL, 0);
 	gid_idx = ipv4_gid_index(ctx, &gid);
-	if (!pd || !cq || gid_idx < 0 || side_init(&a) || side_init(&b) || side_rts(&a, b.qp->qp_num) ||
-	    side_rts(&b, a.qp->qp_num)) {
+	/* ACK timeout 18 (1 s): TCG stalls. */
+	if (!pd || !cq || gid_idx < 0 || side_init(&a) || side_init(&b) ||
+	    qp_to_rts(a.qp, b.qp->qp_num, &gid, gid_idx, 1, 18) ||
+	    qp_to_rts(b.qp, a.qp->qp_num, &gid, gid_idx, 1, 18)) {
 		fprintf(stderr, "setup failed: %s\n", strerror(errno));
 		goto out;
 	}

@@ -12,63 +12,25 @@ modprobe sroce
 modprobe rdma_ucm
 check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 8
 
-# pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2; both exit 0.
-pair() {
-	local what=$1 spid rc1 rc2 srv=() cli=() l0
-	shift
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	l0=$(cm_listeners)
-	ip netns exec h1 timeout 300 "${srv[@]}" >/tmp/t.server 2>&1 &
-	spid=$!
-	# Servers that take their port from -p listen on TCP there first; the
-	# rest listen with rdma_cm.
-	if [[ " ${srv[*]} " == *" -p $port "* && " ${srv[*]} " != *" -R "* ]]; then
-		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
-	else
-		wait_until 30 cm_listening "$l0"
-	fi
-	ip netns exec h2 timeout 300 "${cli[@]}" >/tmp/t.client 2>&1
-	rc2=$?
-	wait $spid
-	rc1=$?
-	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
-		ok "$what: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' /tmp/t.client | tail -1 | tr -s ' ')"
-	else
-		fail "$what (server $rc1, client $rc2)"
-		sed 's/^/    server: /' /tmp/t.server | tail -6
-		sed 's/^/    client: /' /tmp/t.client | tail -6
-	fi
-}
-
-pp() { # pp NAME PROG ARGS: an rdma-core ping-pong with data checks
-	local what=$1 prog=$2
-	shift 2
-	port=$((port + 1))
-	pair "$what" "$prog" -d sroce1 -g "$g1" -p $port --chk "$@" -- \
-		"$prog" -d sroce2 -g "$g2" -p $port --chk "$@" 10.0.8.1
-}
-
 port=19000
 for mtu in 1500 9000; do
 	ip -n h1 link set veth-h1 mtu $mtu
 	ip -n h2 link set veth-h2 mtu $mtu
 	log "-- MTU $mtu (IB MTU $(ip netns exec h1 ibv_devinfo -d sroce1 | awk '/active_mtu/ { print $2 }'))"
 	for size in 1 1000 1500 4096 10000; do
-		pp "rc_pingpong $size B, MTU $mtu" ibv_rc_pingpong -n 50 -s $size
+		host_pp "rc_pingpong $size B, MTU $mtu" ibv_rc_pingpong -n 50 -s $size
 	done
-	pp "rc_pingpong 2 MiB, MTU $mtu" ibv_rc_pingpong -n 4 -s 2097152
-	pp "uc_pingpong, MTU $mtu" ibv_uc_pingpong -n 50 -s 1000
-	pp "ud_pingpong, MTU $mtu" ibv_ud_pingpong -n 50 -s 1000
-	pp "srq_pingpong, MTU $mtu" ibv_srq_pingpong -n 50 -q 4 -s 3000
+	host_pp "rc_pingpong 2 MiB, MTU $mtu" ibv_rc_pingpong -n 4 -s 2097152
+	host_pp "uc_pingpong, MTU $mtu" ibv_uc_pingpong -n 50 -s 1000
+	host_pp "ud_pingpong, MTU $mtu" ibv_ud_pingpong -n 50 -s 1000
+	host_pp "srq_pingpong, MTU $mtu" ibv_srq_pingpong -n 50 -q 4 -s 3000
 done
 
 # rdma_cm through real address resolution.
-pair "rping -v -C 2000" rping -s -a 10.0.8.1 -C 2000 -v -- rping -c -a 10.0.8.1 -C 2000 -v
+host_pair "rping -v -C 2000" rping -s -a 10.0.8.1 -C 2000 -v -- rping -c -a 10.0.8.1 -C 2000 -v
 check "rping verified its data" sh -c '! grep -qiE "data mismatch|error" /tmp/t.client'
-pair "ucmatose" ucmatose -b 10.0.8.1 -- ucmatose -s 10.0.8.1 -b 10.0.8.2
-pair "udaddy" udaddy -b 10.0.8.1 -- udaddy -s 10.0.8.1 -b 10.0.8.2
+host_pair "ucmatose" ucmatose -b 10.0.8.1 -- ucmatose -s 10.0.8.1 -b 10.0.8.2
+host_pair "udaddy" udaddy -b 10.0.8.1 -- udaddy -s 10.0.8.1 -b 10.0.8.2
 
 # perftest 4.5: every operation at all sizes (few iterations per size under
 # TCG), with 4 and 8 QPs, and through rdma_cm.
@@ -78,7 +40,7 @@ pt() { # pt NAME TOOL ARGS
 	local what=$1 tool=$2
 	shift 2
 	port=$((port + 1))
-	pair "$what" "$tool" -d sroce1 -x "$g1" -F -u 18 -p $port "$@" -- \
+	host_pair "$what" "$tool" -d sroce1 -x "$g1" -F -u 18 -p $port "$@" -- \
 		"$tool" -d sroce2 -x "$g2" -F -u 18 -p $port "$@" 10.0.8.1
 }
 for t in ib_send_bw ib_write_bw ib_read_bw; do

@@ -203,3 +203,46 @@ two_hosts() {
 		ip -n h$h addr add "10.0.$net.$h/24" dev veth-h$h
 	done
 }
+
+# host_pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2 (of
+# two_hosts); both exit 0 within 300 s. Output in /tmp/t.server, /tmp/t.client.
+# Uses $port (a server's TCP port, or none for rdma_cm servers).
+host_pair() {
+	local what=$1 spid rc1 rc2 srv=() cli=() l0
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	l0=$(cm_listeners)
+	ip netns exec h1 timeout 300 "${srv[@]}" >/tmp/t.server 2>&1 &
+	spid=$!
+	# Servers that take their port from -p listen on TCP there first; the
+	# rest listen with rdma_cm.
+	if [[ " ${srv[*]} " == *" -p $port "* && " ${srv[*]} " != *" -R "* ]]; then
+		wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
+	else
+		wait_until 30 cm_listening "$l0"
+	fi
+	ip netns exec h2 timeout 300 "${cli[@]}" >/tmp/t.client 2>&1
+	rc2=$?
+	wait $spid
+	rc1=$?
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
+		ok "$what: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' /tmp/t.client | tail -1 | tr -s ' ')"
+	else
+		fail "$what (server $rc1, client $rc2)"
+		sed 's/^/    server: /' /tmp/t.server | tail -6
+		sed 's/^/    client: /' /tmp/t.client | tail -6
+	fi
+}
+
+# host_pp NAME PROG ARGS: an rdma-core ping-pong with data checks between
+# sroce1 and sroce2 (two_hosts 8 and sroce_on_hosts 8: $g1, $g2), on the
+# next $port.
+host_pp() {
+	local what=$1 prog=$2
+	shift 2
+	port=$((port + 1))
+	host_pair "$what" "$prog" -d sroce1 -g "$g1" -p $port --chk "$@" -- \
+		"$prog" -d sroce2 -g "$g2" -p $port --chk "$@" 10.0.8.1
+}

@@ -20,18 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "sroce.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		checks++;                                                              \
-		if (!(cond)) {                                                         \
-			failures++;                                                    \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
 
 enum { LOG_ENTRIES = 5 };
 

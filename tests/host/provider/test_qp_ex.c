@@ -20,18 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "sroce.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		checks++;                                                              \
-		if (!(cond)) {                                                         \
-			failures++;                                                    \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
 
 enum { LOG_ENTRIES = 6, MAX_SGE = 4, STRIDE = 64 + 16 * MAX_SGE, MAX_INLINE = 16 * MAX_SGE };
 

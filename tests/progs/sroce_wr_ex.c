@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce_wr_ex - the extended verbs end to end on one device: QP A posts N
+ * work requests to QP B (their own address; the glue loops the packets
+ * back) through the ibv_wr_* builders only, and every completion is read
+ * through the ibv_cq_ex readers only.
+ *
+ *   sroce_wr_ex DEV rc|uc|ud N [SEED]
+ *
+ * Each batch (ibv_wr_start .. ibv_wr_complete) holds 1-16 work requests of
+ * random opcodes (every one the QP type has), sizes and gathers: one SGE
+ * (ibv_wr_set_sge), a list (ibv_wr_set_sge_list) or inline bytes
+ * (ibv_wr_set_inline_data / _list). Every WR is signaled. After each batch
+ * every completion is checked field by field (status, opcode, wr_id,
+ * byte_len, imm, qp_num, src_qp, wc_flags) and every byte: received and
+ * written data, data read back, atomic results and targets. Completion
+ * timestamps must grow per CQ and lie between ibv_query_rt_values_ex
+ * readings taken before the batch and after its completions; the wall-clock
+ * reader must agree with CLOCK_REALTIME. Prints the count per builder.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progs_common.h"
+
+enum { SLOT = 4096, SLOTS = 16, MAX_INL = 64, GRH = 40 };
+#define BUF_BYTES (SLOT * SLOTS)
+
+struct end {
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;
+	struct ibv_cq_ex *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;   /* A: sources then read landing; B: receives then targets */
+	uint64_t last_ts;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static union ibv_gid gid;
+static int gid_idx;
+static enum ibv_qp_type type;
+static struct ibv_ah *ah;
+static struct end A, B;
+static uint64_t rng = 88172645463325252ull;
+static unsigned long n_op[16], n_sge, n_sge_list, n_inline, n_inline_list;
+static unsigned long errors_reported;
+
+#define FAILQ(...)                                                       \
+	do {                                                             \
+		if (errors_reported++ < 20)                              \
+			CHECK(0, __VA_ARGS__);                           \
+		else                                                     \
+			failures++;                                      \
+	} while (0)
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t rt_now(void)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v) || !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+	return (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
+}
+
+static struct ibv_cq_ex *make_cq(void)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = 256,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+			    IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_SLID |
+			    IBV_WC_EX_WITH_DLID_PATH_BITS |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	};
+
+	return ibv_create_cq_ex(ctx, &a);
+}
+
+static int end_init(struct end *e, uint64_t ops)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = type,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4, .max_recv_sge = 1,
+			 .max_inline_data = MAX_INL },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = ops,
+	};
+	unsigned int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1111,
+				 .qp_access_flags = acc };
+
+	e->cq = make_cq();
+	e->buf = aligned_alloc(4096, 2 * BUF_BYTES);
+	if (!e->cq || !e->buf)
+		return -1;
+	memset(e->buf, 0, 2 * BUF_BYTES);
+	ia.send_cq = ibv_cq_ex_to_cq(e->cq);
+	ia.recv_cq = ibv_cq_ex_to_cq(e->cq);
+	e->mr = ibv_reg_mr(pd, e->buf, 2 * BUF_BYTES, acc);
+	e->qp = ibv_create_qp_ex(ctx, &ia);
+	if (!e->mr || !e->qp)
+		return -1;
+	e->qpx = ibv_qp_to_qp_ex(e->qp);
+	if (!e->qpx)
+		return -1;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       (type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
+}
+
+/* One work request of a batch and what it must do. */
+struct wr_plan {
+	enum ibv_wr_opcode op;
+	uint32_t len;
+	uint32_t imm;
+	uint8_t *src;      /* A: the bytes sent or written, or where READ lands */
+	uint8_t *remote;   /* B: the target of WRITE/READ/atomics */
+	uint8_t expect[SLOT];
+	uint64_t atomic_old;  /* atomics: the target before */
+	uint64_t atomic_new;  /* atomics: the target after */
+	bool takes_recv;
+};
+
+static const enum ibv_wc_opcode send_wc[] = {
+	[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE, [IBV_WR_RDMA_WRITE_WITH_IMM] = IBV_WC_RDMA_WRITE,
+	[IBV_WR_SEND] = IBV_WC_SEND, [IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
+	[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ, [IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+};
+
+/* The gather of one WR: its bytes (already in p->src) as one SGE, a list
+ * of up to three pieces, or inline. */
+static void set_gather(struct wr_plan *p, bool may_inline)
+{
+	struct ibv_qp_ex *x = A.qpx;
+	uint32_t cut1 = p->len ? (uint32_t)(rnd() % (p->len + 1)) : 0;
+	uint32_t cut2 = cut1 + (p->len - cut1 ? (uint32_t)(rnd() % (p->len - cut1 + 1)) : 0);
+	unsigned int how = (unsigned int)(rnd() % 4);
+
+	if (may_inline && p->len <= MAX_INL && how >= 2) {
+		if (how == 2) {
+			ibv_wr_set_inline_data(x, p->src, p->len);
+			n_inline++;
+		} else {
+			struct ibv_data_buf b[3] = { { p->src, cut1 }, { p->src + cut1, cut2 - cut1 },
+						     { p->src + cut2, p->len - cut2 } };
+
+			ibv_wr_set_inline_data_list(x, 3, b);
+			n_inline_list++;
+		}
+	} else if (how % 2 == 0) {
+		ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)p->src, p->len);
+		n_sge++;
+	} else {
+		struct ibv_sge s[3] = {
+			{ (uintptr_t)p->src, cut1, A.mr->lkey },
+			{ (uintptr_t)p->src + cut1, cut2 - cut1, A.mr->lkey },
+			{ (uintptr_t)p->src + cut2, p->len - cut2, A.mr->lkey },
+		};
+
+		ibv_wr_set_sge_list(x, 3, s);
+		n_sge_list++;
+	}
+}
+
+static enum ibv_wr_opcode pick_op(void)
+{
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
+		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	unsigned int n = type == IBV_QPT_RC ? 7 : type == IBV_QPT_UC ? 4 : 2;
+
+	return ops[rnd() % n];
+}
+
+static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
+{
+	struct ibv_qp_ex *x = A.qpx;
+	uint32_t max = type == IBV_QPT_UD ? 1024 : SLOT;
+	uint64_t *target;
+
+	p->op = pick_op();
+	p->len = (uint32_t)(rnd() % (max + 1));
+	p->imm = (uint32_t)rnd();
+	p->src = A.buf + slot * SLOT;
+	p->remote = B.buf + BUF_BYTES + slot * SLOT;
+	p->takes_recv = p->op == IBV_WR_SEND || p->op == IBV_WR_SEND_WITH_IMM ||
+			p->op == IBV_WR_RDMA_WRITE_WITH_IMM;
+	x->wr_id = wr_id;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	n_op[p->op]++;
+	switch (p->op) {
+	case IBV_WR_RDMA_READ:
+		for (uint32_t i = 0; i < p->len; i++)
+			p->remote[i] = (uint8_t)rnd();
+		memcpy(p->expect, p->remote, p->len);
+		memset(p->src, 0, SLOT);
+		ibv_wr_rdma_read(x, B.mr->rkey, (uintptr_t)p->remote);
+		set_gather(p, false);
+		return;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: {
+		uint64_t arg = rnd(), swap = rnd();
+
+		p->len = 8;
+		target = (uint64_t *)p->remote;
+		*target = rnd();
+		p->atomic_old = *target;
+		memset(p->src, 0, 8);
+		if (p->op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			p->atomic_new = p->atomic_old + arg;
+			ibv_wr_atomic_fetch_add(x, B.mr->rkey, (uintptr_t)target, arg);
+		} else {
+			uint64_t cmp = rnd() % 2 ? p->atomic_old : arg;
+
+			p->atomic_new = cmp == p->atomic_old ? swap : p->atomic_old;
+			ibv_wr_atomic_cmp_swp(x, B.mr->rkey, (uintptr_t)target, cmp, swap);
+		}
+		ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)p->src, 8);
+		n_sge++;
+		return;
+	}
+	default:
+		break;
+	}
+	for (uint32_t i = 0; i < p->len; i++)
+		p->src[i] = (uint8_t)rnd();
+	memcpy(p->expect, p->src, p->len);
+	switch (p->op) {
+	case IBV_WR_SEND:
+		ibv_wr_send(x);
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		ibv_wr_send_imm(x, htonl(p->imm));
+		break;
+	case IBV_WR_RDMA_WRITE:
+		memset(p->remote, 0, SLOT);
+		ibv_wr_rdma_write(x, B.mr->rkey, (uintptr_t)p->remote);
+		break;
+	default: /* WRITE_WITH_IMM */
+		memset(p->remote, 0, SLOT);
+		ibv_wr_rdma_write_imm(x, B.mr->rkey, (uintptr_t)p->remote, htonl(p->imm));
+		break;
+	}
+	if (type == IBV_QPT_UD)
+		ibv_wr_set_ud_addr(x, ah, B.qp->qp_num, 0x1111);
+	set_gather(p, true);
+}
+
+/* Reads n completions of e's CQ through the cq_ex readers. */
+struct got {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len, imm, qp_num, src_qp;
+	unsigned int flags;
+	uint64_t ts, wall;
+};
+
+static int read_cq(struct end *e, struct got *g, unsigned int n)
+{
+	struct ibv_poll_cq_attr attr = {};
+	struct timespec t0, t;
+	unsigned int k = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (k < n) {
+		if (ibv_start_poll(e->cq, &attr)) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 30) /* the transport's retries end sooner */
+				break;
+			continue;
+		}
+		do {
+			struct ibv_cq_ex *c = e->cq;
+
+			g[k] = (struct got){
+				.wr_id = c->wr_id, .status = c->status, .opcode = ibv_wc_read_opcode(c),
+				.byte_len = ibv_wc_read_byte_len(c), .qp_num = ibv_wc_read_qp_num(c),
+				.src_qp = ibv_wc_read_src_qp(c), .flags = ibv_wc_read_wc_flags(c),
+				.ts = ibv_wc_read_completion_ts(c),
+				.wall = ibv_wc_read_completion_wallclock_ns(c),
+			};
+			if (g[k].flags & IBV_WC_WITH_IMM)
+				g[k].imm = ntohl(ibv_wc_read_imm_data(c));
+			k++;
+		} while (k < n && ibv_next_poll(e->cq) == 0);
+		ibv_end_poll(e->cq);
+	}
+	return (int)k;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* REALTIME - MONOTONIC from the tightest of a few paired readings (a
+ * preemption between two calls must not count). */
+static int64_t realtime_offset(void)
+{
+	int64_t best = 0, width = INT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		int64_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME);
+		int64_t m2 = clock_ns(CLOCK_MONOTONIC);
+
+		if (m2 - m1 < width) {
+			width = m2 - m1;
+			best = r - (m1 + (m2 - m1) / 2);
+		}
+	}
+	return best;
+}
+
+static void check_ts(struct end *e, const struct got *g, uint64_t lo, uint64_t hi, const char *cq)
+{
+	int64_t off;
+
+	if (g->ts < e->last_ts || g->ts < lo || g->ts > hi)
+		FAILQ("%s CQ timestamp %llu: last %llu, batch [%llu, %llu]", cq,
+		      (unsigned long long)g->ts, (unsigned long long)e->last_ts,
+		      (unsigned long long)lo, (unsigned long long)hi);
+	e->last_ts = g->ts;
+	off = (int64_t)(g->wall - g->ts) - realtime_offset();
+	/* Both offsets are tight readings; they differ by the readings'
+	 * widths and any step of the wall clock in between. */
+	if (off > 10000000 || off < -10000000)
+		FAILQ("%s CQ wall clock off by %lld ns", cq, (long long)off);
+}
+
+/* Whether B's memory holds the bytes. A UC WRITE completes at A once sent,
+ * not once placed, so for UC the bytes get time to arrive (the loopback
+ * loses nothing; a mismatch after 10 s is a fault). */
+static bool arrived(const uint8_t *at, const uint8_t *want, uint32_t len)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (!memcmp(at, want, len))
+			return true;
+		if (type != IBV_QPT_UC)
+			return false;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void post_recvs(unsigned int n, uint64_t first)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct ibv_sge s = { (uintptr_t)B.buf + i * SLOT, SLOT, B.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = first + i, .sg_list = &s, .num_sge = 1 }, *bad;
+
+		memset(B.buf + i * SLOT, 0, SLOT);
+		if (ibv_post_recv(B.qp, &wr, &bad))
+			FAILQ("post_recv: %s", strerror(errno));
+	}
+}
+
+static int run_batch(uint64_t *next_id)
+{
+	struct wr_plan plan[SLOTS];
+	struct got gs[SLOTS], gr[SLOTS];
+	unsigned int n = 1 + (unsigned int)(rnd() % SLOTS), recvs = 0, r = 0;
+	uint64_t first = *next_id, lo, hi;
+	int err;
+
+	for (unsigned int i = 0; i < n; i++)
+		plan[i].takes_recv = false;
+	/* Receives for every message that takes one; decided after building,
+	 * so post one per WR up front (extra ones stay for the next batch
+	 * only on B's side: drain them by posting exactly what is used). */
+	lo = rt_now();
+	ibv_wr_start(A.qpx);
+	for (unsigned int i = 0; i < n; i++) {
+		build(&plan[i], i, first + i);
+		recvs += plan[i].takes_recv;
+	}
+	post_recvs(recvs, first);
+	err = ibv_wr_complete(A.qpx);
+	if (err) {
+		FAILQ("ibv_wr_complete: %s", strerror(err));
+		return -1;
+	}
+	*next_id += n;
+	if (read_cq(&A, gs, n) != (int)n || (recvs && read_cq(&B, gr, recvs) != (int)recvs)) {
+		FAILQ("batch of %u WRs (%u receives): completions missing", n, recvs);
+		return -1;
+	}
+	hi = rt_now();
+	for (unsigned int i = 0; i < n; i++) {
+		struct wr_plan *p = &plan[i];
+		const struct got *g = &gs[i];
+
+		if (g->wr_id != first + i || g->status != IBV_WC_SUCCESS || g->opcode != send_wc[p->op] ||
+		    g->qp_num != A.qp->qp_num)
+			FAILQ("send completion %u: wr_id %llu (want %llu) status %s opcode %d (want %d) qp %#x",
+			      i, (unsigned long long)g->wr_id, (unsigned long long)(first + i),
+			      ibv_wc_status_str(g->status), g->opcode, send_wc[p->op], g->qp_num);
+		check_ts(&A, g, lo, hi, "send");
+		if (p->op == IBV_WR_RDMA_READ && memcmp(p->src, p->expect, p->len))
+			FAILQ("READ of %u bytes: data differ", p->len);
+		if (p->op == IBV_WR_ATOMIC_CMP_AND_SWP || p->op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			uint64_t old, now;
+
+			memcpy(&old, p->src, 8);
+			memcpy(&now, p->remote, 8);
+			if (old != p->atomic_old || now != p->atomic_new)
+				FAILQ("atomic %d: returned %#llx (want %#llx), target %#llx (want %#llx)",
+				      p->op, (unsigned long long)old, (unsigned long long)p->atomic_old,
+				      (unsigned long long)now, (unsigned long long)p->atomic_new);
+		}
+		if ((p->op == IBV_WR_RDMA_WRITE || p->op == IBV_WR_RDMA_WRITE_WITH_IMM) &&
+		    !arrived(p->remote, p->expect, p->len))
+			FAILQ("WRITE of %u bytes: data differ", p->len);
+		if (!p->takes_recv)
+			continue;
+		/* Receive completions arrive in message order. */
+		{
+			const struct got *v = &gr[r];
+			uint32_t grh = type == IBV_QPT_UD ? GRH : 0;
+			bool imm = p->op != IBV_WR_SEND;
+			enum ibv_wc_opcode want = p->op == IBV_WR_RDMA_WRITE_WITH_IMM ?
+							  IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+			uint8_t *data = B.buf + (v->wr_id - first) * SLOT + grh;
+
+			if (v->status != IBV_WC_SUCCESS || v->opcode != want || v->byte_len != p->len + grh ||
+			    v->qp_num != B.qp->qp_num || (type != IBV_QPT_RC && type != IBV_QPT_UC &&
+							  v->src_qp != A.qp->qp_num) ||
+			    !!(v->flags & IBV_WC_WITH_IMM) != imm || (imm && v->imm != p->imm) ||
+			    !!(v->flags & IBV_WC_GRH) != (type == IBV_QPT_UD))
+				FAILQ("receive %u: status %s opcode %d (want %d) len %u (want %u) qp %#x src %#x "
+				      "flags %#x imm %#x (want %#x)",
+				      r, ibv_wc_status_str(v->status), v->opcode, want, v->byte_len,
+				      p->len + grh, v->qp_num, v->src_qp, v->flags, v->imm, p->imm);
+			else if (p->op != IBV_WR_RDMA_WRITE_WITH_IMM && memcmp(data, p->expect, p->len))
+				FAILQ("receive %u: %u bytes differ", r, p->len);
+			check_ts(&B, v, lo, hi, "receive");
+			r++;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *names[] = { [IBV_WR_SEND] = "wr_send", [IBV_WR_SEND_WITH_IMM] = "wr_send_imm",
+		[IBV_WR_RDMA_WRITE] = "wr_rdma_write", [IBV_WR_RDMA_WRITE_WITH_IMM] = "wr_rdma_write_imm",
+		[IBV_WR_RDMA_READ] = "wr_rdma_read", [IBV_WR_ATOMIC_CMP_AND_SWP] = "wr_atomic_cmp_swp",
+		[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add" };
+	uint64_t ops, id = 1, want;
+	struct ibv_device_attr_ex dx;
+	unsigned long posted = 0;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s DEV rc|uc|ud N [SEED]\n", argv[0]);
+		return 2;
+	}
+	type = !strcmp(argv[2], "rc") ? IBV_QPT_RC : !strcmp(argv[2], "uc") ? IBV_QPT_UC : IBV_QPT_UD;
+	want = strtoull(argv[3], NULL, 0);
+	if (argc > 4)
+		rng = strtoull(argv[4], NULL, 0) | 1;
+	ops = type == IBV_QPT_RC ? 0x7f : type == IBV_QPT_UC ? 0xf : 0xc;
+	ctx = open_by_name(argv[1]);
+	if (!ctx)
+		return 1;
+	pd = ibv_alloc_pd(ctx);
+	gid_idx = ipv4_gid_index(ctx, &gid);
+	if (!pd || gid_idx < 0)
+		return 1;
+	CHECK(ibv_query_device_ex(ctx, NULL, &dx) == 0 && dx.completion_timestamp_mask == ~0ull &&
+		      dx.hca_core_clock == 1000000,
+	      "query_device_ex: completion_timestamp_mask %#llx, hca_core_clock %llu kHz",
+	      (unsigned long long)dx.completion_timestamp_mask, (unsigned long long)dx.hca_core_clock);
+	if (end_init(&A, ops) || end_init(&B, ops) ||
+	    qp_to_rts(A.qp, B.qp->qp_num, &gid, gid_idx, 16, 14) ||
+	    qp_to_rts(B.qp, A.qp->qp_num, &gid, gid_idx, 16, 14)) {
+		CHECK(0, "set up %s QPs with the builders: %s", argv[2], strerror(errno));
+		return 1;
+	}
+	if (type == IBV_QPT_UD) {
+		struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+					  .grh = { .dgid = gid, .sgid_index = (uint8_t)gid_idx,
+						   .hop_limit = 64 } };
+
+		ah = ibv_create_ah(pd, &aa);
+		if (!ah)
+			return 1;
+	}
+	while (posted < want && errors_reported == 0) {
+		uint64_t before = id;
+
+		if (run_batch(&id))
+			break;
+		posted += id - before;
+	}
+	CHECK(posted >= want, "%s: %lu work requests through the builders, every completion and byte checked",
+	      argv[2], posted);
+	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i] && (ops >> i) & 1)
+			printf("  %s: %lu\n", names[i], n_op[i]);
+	printf("  wr_set_sge: %lu, wr_set_sge_list: %lu, wr_set_inline_data: %lu, wr_set_inline_data_list: %lu\n",
+	       n_sge, n_sge_list, n_inline, n_inline_list);
+	if (ah)
+		ibv_destroy_ah(ah);
+	ibv_destroy_qp(A.qp);
+	ibv_destroy_qp(B.qp);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(A.cq));
+	ibv_destroy_cq(ibv_cq_ex_to_cq(B.cq));
+	ibv_dereg_mr(A.mr);
+	ibv_dereg_mr(B.mr);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	printf("%d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

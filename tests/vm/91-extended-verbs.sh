@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The extended verbs (Documentation/extended-verbs.md): the ibv_wr_*
+# builders and the ibv_cq_ex readers with completion timestamps.
+# - sroce_wr_ex on one device, RC, UC and UD: work requests posted only
+#   through the builders (every opcode of the type; one SGE, SGE lists,
+#   inline data and inline lists), completions read only through the
+#   readers, every field, byte and timestamp checked. SROCE_WR_EX_N work
+#   requests per QP type (default 20000; make test-vm-slow: 1000000).
+# - ibv_rc_pingpong between two hosts with the new post API (-N), with
+#   completion timestamps (-t) and both, --chk, at several sizes.
+# vm-timeout: 1200
+. "$(dirname "$0")/lib.sh"
+
+n=${SROCE_WR_EX_N:-20000}
+modprobe sroce
+make_veth veth0 veth1
+rdma link add sroce0 type sroce netdev veth0
+check "sroce0's IPv4 GID" wait_until 10 gid_index sroce0 10.0.1.1
+for t in rc uc ud; do
+	start=$(date +%s)
+	timeout $((n / 500 + 300)) "$PROGS/sroce_wr_ex" sroce0 $t "$n" $((RANDOM + 1)) >/tmp/wr_ex.out 2>&1
+	rc=$?
+	check "sroce_wr_ex $t: $n work requests through the builders and readers, all checked ($(($(date +%s) - start)) s)" \
+		test $rc -eq 0
+	grep -E '^  wr_|FAIL' /tmp/wr_ex.out | head -20 | sed 's/^/  /'
+done
+check "sroce0: nothing left alive" wait_until 20 counts_zero sroce0
+rdma link delete sroce0
+ip link del veth0
+
+two_hosts 8 1500
+modprobe rdma_ucm
+check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 8
+port=19500
+for size in 1 4096 10000; do
+	host_pp "rc_pingpong -N (ibv_wr_*) $size B" ibv_rc_pingpong -n 50 -s $size -N
+	host_pp "rc_pingpong -t (completion timestamps) $size B" ibv_rc_pingpong -n 50 -s $size -t
+	host_pp "rc_pingpong -N -t $size B" ibv_rc_pingpong -n 50 -s $size -N -t
+done
+check "rc_pingpong -t read timestamps" grep -q 'Average receive completion clock cycles' /tmp/t.client
+check "h1: nothing left alive" wait_until 20 counts_zero sroce1
+check "h2: nothing left alive" wait_until 20 counts_zero sroce2
+ip netns del h1
+ip netns del h2
+check "devices gone with their namespaces" wait_until 20 sh -c '! rdma link show | grep -q sroce'
+check "rmmod sroce" wait_until 20 rmmod sroce
+finish
