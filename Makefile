@@ -64,7 +64,8 @@ check-core: kmod
 USRC := $(wildcard $(TOP)/libuser/*.c)
 UHDR := $(wildcard $(TOP)/libuser/*.h $(TOP)/libuser/include/*/*.h) $(TOP)/abi/sroce-abi.h
 
-user: $(UOBJ)/libsroce.so.1 $(UOBJ)/libsroce-rdmav34.so $(UOBJ)/sroce.driver $(UOBJ)/abi-mismatch/libsroce-rdmav34.so
+user: $(UOBJ)/libsroce.so.1 $(UOBJ)/libsroce-rdmav34.so $(UOBJ)/sroce.driver $(UOBJ)/abi-mismatch/libsroce-rdmav34.so \
+	$(UOBJ)/future-mask/libsroce.so.1
 
 # libsroce.so.1 is both the provider and the srocedv library, like libmlx5:
 # the provider name is a symlink to it, so one copy is loaded.
@@ -86,6 +87,14 @@ $(UOBJ)/abi-mismatch/libsroce-rdmav34.so: $(USRC) $(UHDR) $(TOP)/libuser/libsroc
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_USER) -DSROCE_PROVIDER_ABI_VERSION='(SROCE_ABI_VERSION + 1)' -shared \
 		-Wl,--no-undefined -Wl,--version-script=$(TOP)/libuser/libsroce.map -o $@ $(USRC) -libverbs
+
+# A provider whose srocedv_create_* pass comp_mask bit 63 on to the kernel,
+# for the test that the kernel refuses bits it does not know (91-extended-verbs).
+$(UOBJ)/future-mask/libsroce.so.1: $(USRC) $(UHDR) $(TOP)/libuser/libsroce.map
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_USER) -DSROCEDV_TEST_FUTURE_MASK='(1ull << 63)' -shared -Wl,-soname,libsroce.so.1 \
+		-Wl,--no-undefined -Wl,--version-script=$(TOP)/libuser/libsroce.map -o $@ $(USRC) -libverbs
+	ln -sf libsroce.so.1 $(dir $@)libsroce-rdmav34.so
 
 # ---- sroce-dump (libpcap tool on the core's packet codec) -------------------
 # The core's codec files are compiled for user space with env_user.cpp

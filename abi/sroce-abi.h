@@ -233,8 +233,30 @@ struct sroce_cqe {
 /* Queue creation. Each ring is one mmap at the offset the response gives
  * (read-write for the provider: it writes its producer or consumer index
  * and WQEs; the kernel trusts nothing in it). ring_bytes covers the
- * header and 2^log_size entries of `stride` bytes each. Requests carry no
- * udata today beyond comp_mask-style reserved words that must be zero. */
+ * header and 2^log_size entries of `stride` bytes each. */
+
+/* Create-time attributes: the driver data of create_qp, create_cq and
+ * create_srq requests (Documentation/abi.md, "Create-time attributes").
+ * libibverbs' own create calls send none (inlen 0); srocedv_create_qp/cq/srq
+ * send these. comp_mask names the attributes present; none are defined yet:
+ * each feature adds a bit to its SROCE_CREATE_*_REQ_MASK and its fields at
+ * the end. The kernel refuses a bit it does not know with EINVAL, and
+ * non-zero bytes past the struct it knows with EOPNOTSUPP. The srocedv
+ * comp_mask bits of the same object are these bits. */
+struct sroce_create_qp_req {
+	__u64 comp_mask;
+};
+#define SROCE_CREATE_QP_REQ_MASK 0ull
+
+struct sroce_create_cq_req {
+	__u64 comp_mask;
+};
+#define SROCE_CREATE_CQ_REQ_MASK 0ull
+
+struct sroce_create_srq_req {
+	__u64 comp_mask;
+};
+#define SROCE_CREATE_SRQ_REQ_MASK 0ull
 
 struct sroce_ring_info {
 	__u64 offset;           /* mmap offset */

@@ -239,7 +239,16 @@ static int cq_ex_check_attr(const struct ibv_cq_init_attr_ex *attr)
 
 struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr)
 {
-	struct ibv_create_cq_ex cmd;
+	return sroce_create_cq_ex_req(ibctx, attr, NULL);
+}
+
+struct ibv_cq_ex *sroce_create_cq_ex_req(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr,
+					 const struct sroce_create_cq_req *req)
+{
+	struct {
+		struct ibv_create_cq_ex ibv;
+		struct sroce_create_cq_req drv;
+	} cmd = { .drv = req ? *req : (struct sroce_create_cq_req){ 0 } };
 	struct {
 		struct ib_uverbs_ex_create_cq_resp ibv;
 		struct sroce_create_cq_resp drv;
@@ -254,8 +263,8 @@ struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx, struct ibv_cq_in
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv,
-				   sizeof(resp), 0);
+	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv,
+				   req ? sizeof(cmd) : sizeof(cmd.ibv), &resp.ibv, sizeof(resp), 0);
 	if (err)
 		goto err_free;
 	err = sroce_cq_map(cq, ibctx->cmd_fd, &resp.drv);

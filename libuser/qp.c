@@ -23,11 +23,16 @@ static uint32_t sroce_min_u32(uint32_t a, uint32_t b)
 }
 
 /* Creates the QP the kernel side and maps its rings. attr->comp_mask holds
- * at most PD and SEND_OPS_FLAGS here; attr->cap returns what was granted. */
+ * at most PD and SEND_OPS_FLAGS here; attr->cap returns what was granted.
+ * req, if any, goes to the kernel as the request's driver data. */
 static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
-					     struct ibv_qp_init_attr_ex *attr)
+					     struct ibv_qp_init_attr_ex *attr,
+					     const struct sroce_create_qp_req *req)
 {
-	struct ibv_create_qp cmd;
+	struct {
+		struct ibv_create_qp ibv;
+		struct sroce_create_qp_req drv;
+	} cmd = { .drv = req ? *req : (struct sroce_create_qp_req){ 0 } };
 	struct {
 		struct ib_uverbs_create_qp_resp ibv;
 		struct sroce_create_qp_resp drv;
@@ -37,7 +42,8 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 
 	if (!qp)
 		return NULL;
-	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv),
+				   &resp.ibv, sizeof(resp));
 	if (err)
 		goto err_free;
 	err = sroce_ring_map(&qp->sq, ctx->cmd_fd, &resp.drv.sq, sizeof(struct sroce_wqe));
@@ -85,7 +91,7 @@ struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 		.pd = pd,
 	};
-	struct ibv_qp *qp = sroce_create_qp_common(pd->context, &ex);
+	struct ibv_qp *qp = sroce_create_qp_common(pd->context, &ex, NULL);
 
 	if (qp)
 		attr->cap = ex.cap;
@@ -98,6 +104,12 @@ struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
  * comes with its issue.
  */
 struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	return sroce_create_qp_ex_req(ctx, attr, NULL);
+}
+
+struct ibv_qp *sroce_create_qp_ex_req(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+				      const struct sroce_create_qp_req *req)
 {
 	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -122,7 +134,7 @@ struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_at
 		}
 	}
 	ex.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
-	qp = sroce_create_qp_common(ctx, &ex);
+	qp = sroce_create_qp_common(ctx, &ex, req);
 	if (qp)
 		attr->cap = ex.cap;
 	return qp;

@@ -185,6 +185,9 @@ int sroce_cq_map(struct sroce_cq *cq, int cmd_fd, const struct sroce_create_cq_r
 
 /* cq_ex.c */
 struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr);
+/* The same with create-time attributes for the kernel (srocedv_create_cq). */
+struct ibv_cq_ex *sroce_create_cq_ex_req(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr,
+					 const struct sroce_create_cq_req *req);
 /* Installs the polling functions and the readers wc_flags asks for. */
 void sroce_cq_ex_init(struct sroce_cq *cq, uint64_t wc_flags, bool single_threaded);
 int sroce_query_rt_values(struct ibv_context *ibctx, struct ibv_values_ex *values);
@@ -214,6 +217,9 @@ void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t send_ops_flags);
 /* qp.c */
 struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+/* The same with create-time attributes for the kernel (srocedv_create_qp). */
+struct ibv_qp *sroce_create_qp_ex_req(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+				      const struct sroce_create_qp_req *req);
 int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
 int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		   struct ibv_qp_init_attr *init);
@@ -223,6 +229,9 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 
 /* srq.c */
 struct ibv_srq *sroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+/* The same with create-time attributes for the kernel (srocedv_create_srq). */
+struct ibv_srq *sroce_create_srq_req(struct ibv_pd *pd, struct ibv_srq_init_attr *attr,
+				     const struct sroce_create_srq_req *req);
 int sroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask);
 int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sroce_destroy_srq(struct ibv_srq *ibsrq);

@@ -10,7 +10,16 @@
 
 struct ibv_srq *sroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
-	struct ibv_create_srq cmd;
+	return sroce_create_srq_req(pd, attr, NULL);
+}
+
+struct ibv_srq *sroce_create_srq_req(struct ibv_pd *pd, struct ibv_srq_init_attr *attr,
+				     const struct sroce_create_srq_req *req)
+{
+	struct {
+		struct ibv_create_srq ibv;
+		struct sroce_create_srq_req drv;
+	} cmd = { .drv = req ? *req : (struct sroce_create_srq_req){ 0 } };
 	struct {
 		struct ib_uverbs_create_srq_resp ibv;
 		struct sroce_create_srq_resp drv;
@@ -21,7 +30,8 @@ struct ibv_srq *sroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 
 	if (!srq)
 		return NULL;
-	err = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	err = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv),
+				 &resp.ibv, sizeof(resp));
 	if (err)
 		goto err_free;
 	err = sroce_ring_map(&srq->ring, pd->context->cmd_fd, &resp.drv.ring, sizeof(struct sroce_wqe));

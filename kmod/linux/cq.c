@@ -27,6 +27,7 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_create_cq_resp resp = {};
+	struct sroce_create_cq_req req;
 	struct sroce_core_cq_init init = {};
 	int err;
 
@@ -36,7 +37,7 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
 	/* Without the ring's location the provider cannot use the CQ. */
-	err = sroce_check_udata(udata, sizeof(resp));
+	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_CQ_REQ_MASK, sizeof(resp));
 	if (err)
 		return err;
 

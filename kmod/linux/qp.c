@@ -59,6 +59,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	struct sroce_qp *qp = to_sqp(ibqp);
 	const struct ib_qp_cap *cap = &init->cap;
 	struct sroce_create_qp_resp resp = {};
+	struct sroce_create_qp_req req;
 	struct sroce_core_qp_init qi = {};
 	unsigned int stride;
 	int err;
@@ -66,7 +67,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	err = sroce_check_qp_init(init, udata);
 	if (err)
 		return err;
-	err = sroce_check_udata(udata, sizeof(resp));
+	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_QP_REQ_MASK, sizeof(resp));
 	if (err)
 		return err;
 

@@ -168,6 +168,38 @@ static inline int sroce_check_empty_req(struct ib_udata *udata)
 	return 0;
 }
 
+/* A user verb's response the provider cannot do without (a ring's
+ * location, a handle): room for resp_len bytes (EINVAL). */
+static inline int sroce_check_resp_room(struct ib_udata *udata, size_t resp_len)
+{
+	return udata && udata->outlen < resp_len ? -EINVAL : 0;
+}
+
+/*
+ * A create request's driver data (abi/sroce-abi.h, "Create-time
+ * attributes"): up to len bytes into req (zeroed first, so a shorter
+ * request from an older provider leaves the newer fields 0); non-zero bytes
+ * past them: EOPNOTSUPP; a comp_mask bit outside known: EINVAL. No udata or
+ * none sent: an empty request. Then room for resp_len bytes of response.
+ */
+static inline int sroce_create_udata(struct ib_udata *udata, void *req, size_t len, u64 known,
+				     size_t resp_len)
+{
+	u64 comp_mask;
+
+	memset(req, 0, len);
+	if (!udata || !udata->inlen)
+		return sroce_check_resp_room(udata, resp_len);
+	if (udata->inlen > len && !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EOPNOTSUPP;
+	if (ib_copy_from_udata(req, udata, min_t(size_t, udata->inlen, len)))
+		return -EFAULT;
+	memcpy(&comp_mask, req, sizeof(comp_mask)); /* every request opens with it */
+	if (comp_mask & ~known)
+		return -EINVAL;
+	return sroce_check_resp_room(udata, resp_len);
+}
+
 /* A user verb whose request carries nothing and whose response the
  * provider cannot do without (a ring's location, a handle): no driver data
  * in (EOPNOTSUPP), room for resp_len bytes out (EINVAL). */
@@ -175,11 +207,7 @@ static inline int sroce_check_udata(struct ib_udata *udata, size_t resp_len)
 {
 	int err = sroce_check_empty_req(udata);
 
-	if (err)
-		return err;
-	if (udata && udata->outlen < resp_len)
-		return -EINVAL;
-	return 0;
+	return err ? err : sroce_check_resp_room(udata, resp_len);
 }
 
 /* ib_sge and sroce_sge are the same 16 bytes: a kernel consumer's SGE list

@@ -13,12 +13,13 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct sroce_dev *sdev = to_sdev(ibsrq->device);
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 	struct sroce_create_srq_resp resp = {};
+	struct sroce_create_srq_req req;
 	struct sroce_core_srq_init si = {};
 	int err;
 
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
-	err = sroce_check_udata(udata, sizeof(resp));
+	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_SRQ_REQ_MASK, sizeof(resp));
 	if (err)
 		return err;
 	/* max_wr and max_sge are the core's to check (the ring's size, then

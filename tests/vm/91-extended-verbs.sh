@@ -6,6 +6,11 @@
 #   inline data and inline lists), completions read only through the
 #   readers, every field, byte and timestamp checked. SROCE_WR_EX_N work
 #   requests per QP type (default 20000; make test-vm-slow: 1000000).
+# - the srocedv create path (sroce_dv_create): objects made by
+#   srocedv_create_qp/cq/srq work (an RC SEND to a QP on an SRQ, a completion
+#   event naming the CQ's context); unknown comp_mask bits are refused by the
+#   provider (EOPNOTSUPP); a provider built to pass bit 63 on
+#   (build/user/future-mask) gets EINVAL from the kernel.
 # - ibv_rc_pingpong between two hosts with the new post API (-N), with
 #   completion timestamps (-t) and both, --chk, at several sizes.
 # vm-timeout: 1200
@@ -24,6 +29,16 @@ for t in rc uc ud; do
 		test $rc -eq 0
 	grep -E '^  wr_|FAIL' /tmp/wr_ex.out | head -20 | sed 's/^/  /'
 done
+check "srocedv_create_qp/cq/srq: objects that work, unknown bits refused" \
+	"$PROGS/sroce_dv_create" sroce0
+# The future-mask provider, as 30-bad-input swaps in its mismatch provider:
+# the program and libibverbs load the same copy.
+drv=/etc/libibverbs.d/sroce.driver
+cp "$drv" /tmp/sroce.driver.saved
+echo "driver $TOP/build/user/future-mask/libsroce" >"$drv"
+check "a comp_mask bit the kernel does not know reaches it and is refused (EINVAL)" \
+	env LD_LIBRARY_PATH="$TOP/build/user/future-mask" "$PROGS/sroce_dv_create" sroce0 future
+cp /tmp/sroce.driver.saved "$drv"
 check "sroce0: nothing left alive" wait_until 20 counts_zero sroce0
 rdma link delete sroce0
 ip link del veth0

@@ -64,6 +64,45 @@ struct srocedv_context_attr {
  */
 struct ibv_context *srocedv_open_device(struct ibv_device *device, struct srocedv_context_attr *attr);
 
+/*
+ * Create-time attributes: srocedv_create_qp, srocedv_create_cq and
+ * srocedv_create_srq take the standard init attributes plus one of these.
+ * comp_mask names the sroce fields that are set; none are defined yet
+ * (multi-packet receive, XRC's kernel-owned receive QP and RSS add theirs).
+ * The provider refuses a bit it does not know with EOPNOTSUPP; the kernel,
+ * which gets the mask, refuses one it does not know with EINVAL.
+ */
+struct srocedv_qp_init_attr {
+	uint64_t comp_mask;     /* none defined: 0 */
+};
+
+struct srocedv_cq_init_attr {
+	uint64_t comp_mask;     /* none defined: 0 */
+};
+
+struct srocedv_srq_init_attr {
+	uint64_t comp_mask;     /* none defined: 0 */
+};
+
+/*
+ * srocedv_create_qp - ibv_create_qp_ex with sroce attributes (sroce_attr may
+ * be NULL: none). Returns the QP, or NULL with errno set: EOPNOTSUPP if the
+ * context is not sroce or sroce_attr->comp_mask has an unknown bit, EINVAL
+ * for a NULL context or qp_attr, otherwise what ibv_create_qp_ex gives.
+ */
+struct ibv_qp *srocedv_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr,
+				 struct srocedv_qp_init_attr *sroce_attr);
+
+/* srocedv_create_cq - ibv_create_cq_ex with sroce attributes; errors as
+ * srocedv_create_qp. */
+struct ibv_cq_ex *srocedv_create_cq(struct ibv_context *context, struct ibv_cq_init_attr_ex *cq_attr,
+				    struct srocedv_cq_init_attr *sroce_attr);
+
+/* srocedv_create_srq - ibv_create_srq with sroce attributes; errors as
+ * srocedv_create_qp (EINVAL for a NULL pd or srq_attr). */
+struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_attr,
+				   struct srocedv_srq_init_attr *sroce_attr);
+
 /* True if the device behind context is driven by sroce. */
 static inline bool srocedv_is_supported(struct ibv_context *context)
 {

@@ -173,6 +173,11 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
 			 size_t cmd_size, struct ib_uverbs_ex_create_cq_resp *resp,
 			 size_t resp_size, uint32_t cmd_flags);
+/* What libibverbs does to a CQ after the provider's create_cq_ex (context,
+ * channel and its reference, cq_context, counters, mutex and cond); a
+ * provider that creates a CQ outside ibv_create_cq_ex calls it. */
+void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
+		   struct ibv_comp_channel *channel, void *cq_context);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);

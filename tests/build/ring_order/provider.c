@@ -41,7 +41,7 @@ int provider_run(void *wq_mem, void *cq_mem, uint32_t log_size, uint32_t count)
 			sroce_wq_publish(&wq);
 			continue;
 		}
-		n = sroce_poll_cq(&cq.ibv_cq, 4, wc);
+		n = sroce_poll_cq(&cq.vcq.cq, 4, wc);
 		if (!n)
 			sched_yield();
 		for (int i = 0; i < n; i++, polled++)
