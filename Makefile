@@ -219,6 +219,7 @@ install: kmod user $(UOBJ)/sroce-dump
 	install -D -m 644 $(TOP)/libuser/include/infiniband/srocedv.h $(DESTDIR)/usr/include/infiniband/srocedv.h
 	install -D -m 755 $(UOBJ)/sroce-dump $(DESTDIR)/usr/sbin/sroce-dump
 	install -D -m 644 $(TOP)/libuser/dump/sroce-dump.8 $(DESTDIR)/usr/share/man/man8/sroce-dump.8
+	install -D -m 644 -t $(DESTDIR)/usr/share/man/man3 $(wildcard $(TOP)/libuser/man/*.3)
 	[ -n "$(DESTDIR)" ] || ldconfig
 
 clean:

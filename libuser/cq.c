@@ -25,27 +25,25 @@ struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 		return NULL;
 	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq, &cmd, sizeof(cmd),
 				&resp.ibv, sizeof(resp));
-	if (err)
-		goto err_free;
-	err = sroce_cq_map(cq, ibctx->cmd_fd, &resp.drv);
-	if (err)
-		goto err_destroy;
+	err = sroce_cq_created(cq, ibctx->cmd_fd, err, &resp.drv);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	return &cq->vcq.cq;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_free:
-	free(cq);
-	errno = err;
-	return NULL;
 }
 
-int sroce_cq_map(struct sroce_cq *cq, int cmd_fd, const struct sroce_create_cq_resp *resp)
+int sroce_cq_created(struct sroce_cq *cq, int cmd_fd, int err, const struct sroce_create_cq_resp *resp)
 {
-	int err = sroce_ring_map(&cq->ring, cmd_fd, &resp->ring, sizeof(struct sroce_cqe));
-
-	if (err)
+	if (!err) {
+		err = sroce_ring_map(&cq->ring, cmd_fd, &resp->ring, sizeof(struct sroce_cqe));
+		if (err)
+			ibv_cmd_destroy_cq(&cq->vcq.cq);
+	}
+	if (err) {
+		free(cq);
 		return err;
+	}
 	cq->ring.idx = cq->ring.hdr->consumer;
 	pthread_spin_init(&cq->ring.lock, PTHREAD_PROCESS_PRIVATE);
 	return 0;
@@ -100,6 +98,16 @@ int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 out:
 	pthread_spin_unlock(&cq->ring.lock);
 	return err;
+}
+
+/* CQ moderation (IBV_CQ_ATTR_MODERATE): the kernel checks the caps. */
+int sroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd = {};
+
+	if (attr->attr_mask & ~(uint32_t)IBV_CQ_ATTR_MODERATE)
+		return EOPNOTSUPP;
+	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
 }
 
 unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe)

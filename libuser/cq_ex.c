@@ -265,22 +265,15 @@ struct ibv_cq_ex *sroce_create_cq_ex_req(struct ibv_context *ibctx, struct ibv_c
 		return NULL;
 	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv,
 				   req ? sizeof(cmd) : sizeof(cmd.ibv), &resp.ibv, sizeof(resp), 0);
-	if (err)
-		goto err_free;
-	err = sroce_cq_map(cq, ibctx->cmd_fd, &resp.drv);
-	if (err)
-		goto err_destroy;
+	err = sroce_cq_created(cq, ibctx->cmd_fd, err, &resp.drv);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	sroce_cq_ex_init(cq, attr->wc_flags,
 			 (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 				 (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
 	return &cq->vcq.cq_ex;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_free:
-	free(cq);
-	errno = err;
-	return NULL;
 }
 
 /* The device clock is CLOCK_MONOTONIC in ns; raw_clock carries the count

@@ -173,6 +173,7 @@ struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 int sroce_destroy_cq(struct ibv_cq *ibcq);
 int sroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int sroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 /* The ibv_wc_flags of a CQE. */
 unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe);
 /* CQEs the kernel published and the provider has not consumed; 0 for a
@@ -180,8 +181,9 @@ unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe);
 uint32_t sroce_cq_available(struct sroce_uring *r);
 /* Consumes the CQEs up to r->idx. Pairs with CQ-C1. */
 void sroce_cq_release(struct sroce_uring *r);
-/* Maps the ring of a CQ the kernel made, ready to poll. */
-int sroce_cq_map(struct sroce_cq *cq, int cmd_fd, const struct sroce_create_cq_resp *resp);
+/* After a CQ's create command (err its result): maps the ring, ready to
+ * poll; or undoes the creation and frees cq. 0 or the errno. */
+int sroce_cq_created(struct sroce_cq *cq, int cmd_fd, int err, const struct sroce_create_cq_resp *resp);
 
 /* cq_ex.c */
 struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr);

@@ -84,6 +84,7 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.destroy_srq = sroce_destroy_srq,
 	.free_context = sroce_free_context,
 	.modify_qp = sroce_modify_qp,
+	.modify_cq = sroce_modify_cq,
 	.modify_srq = sroce_modify_srq,
 	.poll_cq = sroce_poll_cq,
 	.post_recv = sroce_post_recv,

@@ -144,6 +144,12 @@ int sroce_core_cq_req_notify(struct sroce_core_cq *cq, int flags);
 /* Kernel CQs: copies up to n CQEs out; returns how many. qp_owner[i]
  * gets the owner of the QP of out[i], NULL if that QP is gone. */
 int sroce_core_cq_poll(struct sroce_core_cq *cq, struct sroce_cqe *out, void **qp_owner, int n);
+/* CQ moderation: a completion event waits for count completions since the
+ * CQ was armed, or period_us after the first of them, whichever comes first
+ * (count 0 or 1: no moderation; period 0: no time bound). CQEs are never
+ * delayed, only events. -EINVAL above SROCE_MAX_CQ_MODERATION_*; -ENOMEM.
+ * Process context. */
+int sroce_core_cq_modify(struct sroce_core_cq *cq, unsigned int count, unsigned int period_us);
 /* Moves the pending CQEs into a new ring; -EINVAL if they do not fit. */
 int sroce_core_cq_resize(struct sroce_core_cq *cq, void *ring, unsigned int log_size);
 

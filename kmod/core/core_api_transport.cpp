@@ -62,6 +62,10 @@ void sroce_core_cq_destroy(sroce_core_cq *cq) {
 
 int sroce_core_cq_req_notify(sroce_core_cq *cq, int flags) { return obj<CompletionQueue>(cq)->req_notify(flags); }
 
+int sroce_core_cq_modify(sroce_core_cq *cq, unsigned int count, unsigned int period_us) {
+	return ktl::to_rc(obj<CompletionQueue>(cq)->moderate(count, period_us));
+}
+
 int sroce_core_cq_poll(sroce_core_cq *cq, sroce_cqe *out, void **qp_owner, int n) {
 	return obj<CompletionQueue>(cq)->poll(out, qp_owner, n);
 }

@@ -33,6 +33,8 @@ ktl::Result<void> CompletionQueue::init(const sroce_core_cq_init &init) {
 }
 
 CompletionQueue::~CompletionQueue() {
+	if (mod_timer_) // kill() never ran: a CQ that was never handed out
+		sroce_env_timer_destroy(mod_timer_);
 	sroce_env_free(owners_);
 	dev_->counts().cqs.put();
 }
@@ -74,12 +76,64 @@ bool CompletionQueue::post(const sroce_cqe &cqe, void *qp_owner, bool solicited,
 		owners_[prod_ & (ring_.size() - 1)] = qp_owner;
 	ring_.publish_producer(++prod_);
 	// An error completion satisfies a solicited-only arm too (IBTA 11.4.2.2).
-	if (armed_ == ib::cq_next_comp || (armed_ == ib::cq_solicited && (solicited || cqe.status != ib::wc_success))) {
-		armed_ = 0;
-		if (!dead_)
-			sroce_env_event(b, owner_, SROCE_ENV_EVENT_COMP);
+	if (armed_ == ib::cq_solicited && (solicited || cqe.status != ib::wc_success)) {
+		notify_locked(b);
+	} else if (armed_ == ib::cq_next_comp) {
+		// Moderation holds the event back until mod_count_ completions,
+		// or until the timer the first of them started.
+		if (mod_count_ > 1 && ++mod_pending_ < mod_count_) {
+			if (mod_pending_ == 1 && mod_period_us_ && mod_timer_ && !dead_)
+				sroce_env_timer_arm(mod_timer_, u64(mod_period_us_) * 1000);
+		} else {
+			notify_locked(b);
+		}
 	}
 	return true;
+}
+
+// The completion event of the current arm; the arm is used up.
+void CompletionQueue::notify_locked(sroce_env_batch *b) {
+	armed_ = 0;
+	mod_pending_ = 0;
+	if (!dead_)
+		sroce_env_event(b, owner_, SROCE_ENV_EVENT_COMP);
+}
+
+// cq_period ran out before cq_count completions: the ones there are
+// reported. A timer that finds none (the count was reached first) does
+// nothing.
+void CompletionQueue::on_moderation_timer(void *arg, sroce_env_batch *b) {
+	auto *cq = static_cast<CompletionQueue *>(arg);
+	ktl::Guard g(cq->lock_);
+	if (cq->mod_pending_ && cq->armed_ == ib::cq_next_comp)
+		cq->notify_locked(b);
+}
+
+ktl::Result<void> CompletionQueue::moderate(u32 count, u32 period_us) {
+	if (count > param::max_cq_moderation_count || period_us > param::max_cq_moderation_period)
+		return Error::from_errno(err::inval);
+	// The timer is made here, where allocating may sleep, and only once.
+	sroce_env_timer *fresh = nullptr;
+	if (!mod_timer_ && count > 1 && period_us) {
+		fresh = sroce_env_timer_create(on_moderation_timer, this);
+		if (!fresh)
+			return Error::from_errno(err::nomem);
+	}
+	{
+		ktl::Guard g(lock_);
+		if (dead_)
+			return Error::from_errno(err::inval);
+		if (fresh && !mod_timer_) {
+			mod_timer_ = fresh;
+			fresh = nullptr;
+		}
+		mod_count_ = count;
+		mod_period_us_ = period_us;
+		mod_pending_ = 0;
+	}
+	if (fresh) // another moderate() installed one first
+		sroce_env_timer_destroy(fresh);
+	return {};
 }
 
 int CompletionQueue::req_notify(int flags) {
@@ -88,6 +142,7 @@ int CompletionQueue::req_notify(int flags) {
 	// NEXT_COMP is the wider arm: a solicited request never narrows it.
 	if (kind == ib::cq_next_comp || armed_ == 0)
 		armed_ = kind;
+	mod_pending_ = 0; // moderation counts the completions of this arm
 	if (!(flags & ib::cq_report_missed))
 		return 0;
 	u32 cons = kcons_;
@@ -172,9 +227,17 @@ int CompletionQueue::move_to_locked(void *mem, u32 log_size, void **&owners) {
 }
 
 void CompletionQueue::kill() {
-	ktl::Guard g(lock_);
-	dead_ = true;
-	armed_ = 0;
+	sroce_env_timer *t;
+	{
+		ktl::Guard g(lock_);
+		dead_ = true;
+		armed_ = 0;
+		t = mod_timer_;
+		mod_timer_ = nullptr;
+	}
+	// No post arms it once dead_ is set; this waits for a running callback.
+	if (t)
+		sroce_env_timer_destroy(t);
 }
 
 void CompletionQueue::snapshot(sroce_core_cq_view *s) {

@@ -20,6 +20,8 @@ public:
 	// the CQ overflowed or is in error (the CQE is lost and CQ_ERR raised).
 	bool post(const sroce_cqe &cqe, void *qp_owner, bool solicited, sroce_env_batch *b);
 	int req_notify(int flags);
+	// CQ moderation (sroce_core_cq_modify). Process context.
+	ktl::Result<void> moderate(u32 count, u32 period_us);
 	int poll(sroce_cqe *out, void **qp_owner, int n);
 	ktl::Result<void> resize(void *ring, u32 log_size);
 	// A QP is going away: its pending CQEs in a kernel CQ no longer name it.
@@ -37,6 +39,8 @@ private:
 	~CompletionQueue();
 	ktl::Result<void> init(const sroce_core_cq_init &init);
 	void raise_error_locked(sroce_env_batch *b);
+	void notify_locked(sroce_env_batch *b);
+	static void on_moderation_timer(void *arg, sroce_env_batch *b);
 	int move_to_locked(void *mem, u32 log_size, void **&owners);
 
 	ktl::RefPtr<Device> dev_;
@@ -51,6 +55,12 @@ private:
 	bool error_ = false; // guarded by lock_
 	bool dead_ = false;  // guarded by lock_
 	int armed_ = 0;      // guarded by lock_: 0, cq_solicited or cq_next_comp
+	// Moderation, guarded by lock_: events wait for mod_count_ completions
+	// since the arm (mod_pending_) or mod_period_us_ after the first.
+	u32 mod_count_ = 0;
+	u32 mod_period_us_ = 0;
+	u32 mod_pending_ = 0;
+	sroce_env_timer *mod_timer_ = nullptr; // made by the first moderate(), gone at kill()
 };
 
 } // namespace sroce

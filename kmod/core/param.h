@@ -39,6 +39,10 @@
 /* The device clock of completion timestamps: sroce_env_now_ns(), so
  * 1,000,000 kHz; the provider reads the same clock (CLOCK_MONOTONIC). */
 #define SROCE_HCA_CORE_CLOCK_KHZ 1000000ull
+/* CQ moderation (ibv_modify_cq): completions per event and the longest
+ * wait for one, in microseconds (ib_cq_caps holds u16s; mlx5's values). */
+#define SROCE_MAX_CQ_MODERATION_COUNT 65535u
+#define SROCE_MAX_CQ_MODERATION_PERIOD 4095u
 /* Device page size for MRs (4 KiB). */
 #define SROCE_PAGE_SHIFT 12
 /* 256 GiB: the page table of the largest MR (2^26 pointers, 512 MiB) stays
@@ -79,6 +83,8 @@ constexpr u32 max_sge_rd = SROCE_MAX_SGE_RD;
 constexpr u32 max_inline_data = SROCE_MAX_INLINE_DATA;
 constexpr u32 max_cq = SROCE_MAX_CQ;
 constexpr u32 max_cqe = SROCE_MAX_CQE;
+constexpr u32 max_cq_moderation_count = SROCE_MAX_CQ_MODERATION_COUNT;
+constexpr u32 max_cq_moderation_period = SROCE_MAX_CQ_MODERATION_PERIOD;
 constexpr u32 max_mr = SROCE_MAX_MR;
 constexpr u32 max_mw = SROCE_MAX_MW;
 constexpr u32 max_srq = SROCE_MAX_SRQ;

@@ -133,6 +133,13 @@ out:
 	return err;
 }
 
+/* CQ moderation: ib_core checked the attribute mask; the core checks the
+ * caps. */
+static int sroce_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+{
+	return sroce_core_cq_modify(to_scq(ibcq)->core, cq_count, cq_period);
+}
+
 static int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	/* The core takes the IB_CQ_* encoding as it is. */
@@ -207,6 +214,7 @@ static int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 const struct ib_device_ops sroce_cq_ops = {
 	.create_cq = sroce_create_cq,
+	.modify_cq = sroce_modify_cq,
 	.destroy_cq = sroce_destroy_cq,
 	.poll_cq = sroce_poll_cq,
 	.req_notify_cq = sroce_req_notify_cq,

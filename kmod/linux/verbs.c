@@ -48,6 +48,8 @@ static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_sge_rd = SROCE_MAX_SGE_RD;
 	attr->max_cq = SROCE_MAX_CQ;
 	attr->max_cqe = SROCE_MAX_CQE;
+	attr->cq_caps.max_cq_moderation_count = SROCE_MAX_CQ_MODERATION_COUNT;
+	attr->cq_caps.max_cq_moderation_period = SROCE_MAX_CQ_MODERATION_PERIOD;
 	attr->max_mr = SROCE_MAX_MR;
 	attr->max_mw = SROCE_LIMIT(SROCE_HAVE_MW, SROCE_MAX_MW);
 	attr->max_pd = SROCE_MAX_PD;

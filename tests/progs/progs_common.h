@@ -84,6 +84,23 @@ static inline int ipv4_gid_index(struct ibv_context *ctx, union ibv_gid *out)
 	return -1;
 }
 
+/* Opens the device `name` with a PD and its first IPv4 GID (index in
+ * *gid_idx): 0, or -1 with a message. */
+static inline int open_with_gid(const char *name, struct ibv_context **ctx, struct ibv_pd **pd,
+				union ibv_gid *gid, int *gid_idx)
+{
+	*ctx = open_by_name(name);
+	if (!*ctx)
+		return -1;
+	*pd = ibv_alloc_pd(*ctx);
+	*gid_idx = ipv4_gid_index(*ctx, gid);
+	if (!*pd || *gid_idx < 0) {
+		fprintf(stderr, "%s: no PD or no IPv4 GID\n", name);
+		return -1;
+	}
+	return 0;
+}
+
 /* Moves a QP of the device from INIT through RTR to RTS: RC and UC
  * connected to dest_qpn at gid (path MTU 1024), UD through the states only.
  * RC: rd_atomic is max_rd_atomic and max_dest_rd_atomic, timeout the ACK

@@ -181,12 +181,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEV [future]\n", argv[0]);
 		return 2;
 	}
-	ctx = open_by_name(argv[1]);
-	if (!ctx)
-		return 1;
-	pd = ibv_alloc_pd(ctx);
-	gid_idx = ipv4_gid_index(ctx, &gid);
-	if (!pd || gid_idx < 0)
+	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx))
 		return 1;
 	if (future) {
 		/* This provider claims bit 63 and sends it: the kernel refuses. */

@@ -300,15 +300,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s ud|rc DEV\n", argv[0]);
 		return 2;
 	}
-	ctx = open_by_name(argv[2]);
-	if (!ctx)
+	if (open_with_gid(argv[2], &ctx, &pd, &gid, &gid_idx))
 		return 1;
-	pd = ibv_alloc_pd(ctx);
-	gid_idx = ipv4_gid_index(ctx, &gid);
-	if (!pd || gid_idx < 0) {
-		fprintf(stderr, "no PD or no IPv4 GID\n");
-		return 1;
-	}
 	if (!strcmp(argv[1], "ud"))
 		rc = mode_ud();
 	else if (!strcmp(argv[1], "rc"))

@@ -478,12 +478,7 @@ int main(int argc, char **argv)
 	if (argc > 4)
 		rng = strtoull(argv[4], NULL, 0) | 1;
 	ops = type == IBV_QPT_RC ? 0x7f : type == IBV_QPT_UC ? 0xf : 0xc;
-	ctx = open_by_name(argv[1]);
-	if (!ctx)
-		return 1;
-	pd = ibv_alloc_pd(ctx);
-	gid_idx = ipv4_gid_index(ctx, &gid);
-	if (!pd || gid_idx < 0)
+	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx))
 		return 1;
 	CHECK(ibv_query_device_ex(ctx, NULL, &dx) == 0 && dx.completion_timestamp_mask == ~0ull &&
 		      dx.hca_core_clock == 1000000,

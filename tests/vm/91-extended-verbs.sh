@@ -11,6 +11,9 @@
 #   event naming the CQ's context); unknown comp_mask bits are refused by the
 #   provider (EOPNOTSUPP); a provider built to pass bit 63 on
 #   (build/user/future-mask) gets EINVAL from the kernel.
+# - CQ moderation (sroce_cq_moderation): the caps, EINVAL above them; with
+#   cq_count 16 an event-driven consumer gets at most one event per 16
+#   completions and every completion; a lone completion waits for the period.
 # - ibv_rc_pingpong between two hosts with the new post API (-N), with
 #   completion timestamps (-t) and both, --chk, at several sizes.
 # vm-timeout: 1200
@@ -39,6 +42,10 @@ echo "driver $TOP/build/user/future-mask/libsroce" >"$drv"
 check "a comp_mask bit the kernel does not know reaches it and is refused (EINVAL)" \
 	env LD_LIBRARY_PATH="$TOP/build/user/future-mask" "$PROGS/sroce_dv_create" sroce0 future
 cp /tmp/sroce.driver.saved "$drv"
+"$PROGS/sroce_cq_moderation" sroce0 256 >/tmp/cq_mod.out 2>&1
+rc=$?
+sed 's/^/    /' /tmp/cq_mod.out
+check "CQ moderation: events fall with cq_count, the period bounds the wait" test $rc -eq 0
 check "sroce0: nothing left alive" wait_until 20 counts_zero sroce0
 rdma link delete sroce0
 ip link del veth0

@@ -449,6 +449,7 @@ SROCE_PABI_CHECK(sizeof(struct ibv_modify_srq) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_query_srq) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_post_send) == 8 + 24);
 SROCE_PABI_CHECK(sizeof(struct ibv_create_cq_ex) == 24 + 32);
+SROCE_PABI_CHECK(sizeof(struct ibv_modify_cq) == 24 + 16);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_create_cq_resp) == 8);
 SROCE_PABI_CHECK(sizeof(struct ib_uverbs_resize_cq_resp) == 8);

@@ -84,6 +84,7 @@ struct ex_hdr {
 	}
 
 SROCE_PABI_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);	/* EX CREATE_CQ */
+SROCE_PABI_CMD_EX(ibv_modify_cq, ib_uverbs_ex_modify_cq);	/* EX MODIFY_CQ */
 
 /* ------------------------------------------------------------------------
  * Functions exported by libibverbs.so.1 under IBVERBS_PRIVATE_34
@@ -181,6 +182,10 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
+/* EX MODIFY_CQ (write() only): EINVAL for attr_mask bits libibverbs does
+ * not know; fills *cmd itself. */
+int ibv_cmd_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr,
+		      struct ibv_modify_cq *cmd, size_t cmd_size);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 

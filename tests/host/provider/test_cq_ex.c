@@ -49,16 +49,6 @@ static void fake_cq_init(struct fake_cq *f, bool single_threaded)
 	sroce_cq_ex_init(&f->cq, all_flags, single_threaded);
 }
 
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
 /* The kernel's side: one CQE at the producer index, then publication. */
 static void produce(struct fake_cq *f, const struct sroce_cqe *cqe)
 {
@@ -262,6 +252,7 @@ static void test_create_refusals(void)
 
 int main(void)
 {
+	rng_state = 0x243f6a8885a308d3ull;
 	test_create_refusals();
 	test_poll_edges();
 	test_clocks();
