@@ -119,20 +119,24 @@ ktl::Result<void> CompletionQueue::moderate(u32 count, u32 period_us) {
 		if (!fresh)
 			return Error::from_errno(err::nomem);
 	}
+	bool dead;
 	{
 		ktl::Guard g(lock_);
-		if (dead_)
-			return Error::from_errno(err::inval);
-		if (fresh && !mod_timer_) {
-			mod_timer_ = fresh;
-			fresh = nullptr;
+		dead = dead_;
+		if (!dead) {
+			if (fresh && !mod_timer_) {
+				mod_timer_ = fresh;
+				fresh = nullptr;
+			}
+			mod_count_ = count;
+			mod_period_us_ = period_us;
+			mod_pending_ = 0;
 		}
-		mod_count_ = count;
-		mod_period_us_ = period_us;
-		mod_pending_ = 0;
 	}
-	if (fresh) // another moderate() installed one first
+	if (fresh) // not needed: another moderate() installed one, or the CQ died
 		sroce_env_timer_destroy(fresh);
+	if (dead)
+		return Error::from_errno(err::inval);
 	return {};
 }
 
