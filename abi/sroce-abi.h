@@ -158,6 +158,13 @@ enum sroce_wqe_flags {
 
 #define SROCE_WQE_RECV 0xff
 
+/* IBA 1.5 ATOMIC WRITE: opcode IB_UVERBS_WR_ATOMIC_WRITE (= IBV_WR_ATOMIC_WRITE),
+ * which Linux names from 6.2 on; its 8 bytes travel in rdma.compare_add as
+ * given (no byte order), with no SGEs. The device reports it with bit 40 of
+ * device_cap_flags_ex (IB_UVERBS_DEVICE_ATOMIC_WRITE from 6.2 on). */
+#define SROCE_WQE_ATOMIC_WRITE 15
+#define SROCE_DEVICE_CAP_ATOMIC_WRITE (1ull << 40)
+
 struct sroce_wqe {
 	__u64 wr_id;
 	__u8 opcode;            /* enum ib_wr_opcode or SROCE_WQE_RECV */

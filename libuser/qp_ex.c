@@ -11,17 +11,18 @@
  * nothing and sets errno to EINVAL; ibv_wr_complete there returns EINVAL.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "sroce.h"
 
-/* Which builders each QP type has. Memory windows, invalidation, XRC, TSO
- * and ATOMIC_WRITE come with their issues. */
+/* Which builders each QP type has. Memory windows, invalidation, XRC and
+ * TSO come with their issues. */
 #define SROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define SROCE_QP_EX_UC_OPS \
 	(SROCE_QP_EX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 #define SROCE_QP_EX_RC_OPS \
 	(SROCE_QP_EX_UC_OPS | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 int sroce_qp_ex_check_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
@@ -105,6 +106,19 @@ static struct sroce_wqe *batch_cur(struct ibv_qp_ex *ex)
 	if (!b->cur)
 		batch_fail(b, EINVAL);
 	return b->cur;
+}
+
+/* batch_cur for the data setters: an ATOMIC WRITE has its 8 bytes already
+ * and takes no gather list or inline data (the batch fails, EINVAL). */
+static struct sroce_wqe *batch_cur_data(struct ibv_qp_ex *ex)
+{
+	struct sroce_wqe *wqe = batch_cur(ex);
+
+	if (wqe && wqe->opcode == IBV_WR_ATOMIC_WRITE) {
+		batch_fail(&ex_to_sqp(ex)->batch, EINVAL);
+		return NULL;
+	}
+	return wqe;
 }
 
 static void batch_check(struct ibv_qp_ex *ex, int err)
@@ -243,6 +257,20 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t re
 		wqe->rdma.compare_add = add;
 }
 
+_Static_assert(IBV_WR_ATOMIC_WRITE == SROCE_WQE_ATOMIC_WRITE, "the WQE opcode is libibverbs'");
+
+/* IBA 1.5 ATOMIC WRITE: the 8 bytes at atomic_wr, as they are (no byte
+ * order), go in the WQE; the responder stores them in one piece. */
+static void wr_atomic_write(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t remote_addr,
+			    const void *atomic_wr)
+{
+	struct sroce_wqe *wqe = claim_rdma(ex, IBV_QP_EX_WITH_ATOMIC_WRITE, IBV_WR_ATOMIC_WRITE, rkey,
+					   remote_addr);
+
+	if (wqe)
+		memcpy(&wqe->rdma.compare_add, atomic_wr, sizeof(wqe->rdma.compare_add));
+}
+
 static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t remote_qpn,
 			   uint32_t remote_qkey)
 {
@@ -263,7 +291,7 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t rem
 
 static void wr_set_sge(struct ibv_qp_ex *ex, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	struct sroce_wqe *wqe = batch_cur(ex);
+	struct sroce_wqe *wqe = batch_cur_data(ex);
 	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
 
 	if (wqe)
@@ -272,7 +300,7 @@ static void wr_set_sge(struct ibv_qp_ex *ex, uint32_t lkey, uint64_t addr, uint3
 
 static void wr_set_sge_list(struct ibv_qp_ex *ex, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	struct sroce_wqe *wqe = batch_cur(ex);
+	struct sroce_wqe *wqe = batch_cur_data(ex);
 
 	if (wqe)
 		batch_check(ex, sroce_wqe_set_sges(ex_to_sqp(ex), wqe, sg_list, num_sge));
@@ -283,7 +311,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *ex, size_t num_buf,
 				    const struct ibv_data_buf *buf_list)
 {
 	struct sroce_qp *qp = ex_to_sqp(ex);
-	struct sroce_wqe *wqe = batch_cur(ex);
+	struct sroce_wqe *wqe = batch_cur_data(ex);
 	int err;
 
 	if (!wqe)
@@ -324,13 +352,6 @@ static void wr_refuse_tso(struct ibv_qp_ex *ex, void *hdr, uint16_t hdr_sz, uint
 	batch_refuse(ex);
 }
 
-static void wr_refuse_atomic_write(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t remote_addr,
-				   const void *atomic_wr)
-{
-	(void)rkey, (void)remote_addr, (void)atomic_wr;
-	batch_refuse(ex);
-}
-
 void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *ex = &qp->vqp.qp_ex;
@@ -356,6 +377,6 @@ void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t send_ops_flags)
 	ex->wr_send_inv = wr_refuse_key;
 	ex->wr_set_xrc_srqn = wr_refuse_key;
 	ex->wr_send_tso = wr_refuse_tso;
-	ex->wr_atomic_write = wr_refuse_atomic_write;
+	ex->wr_atomic_write = wr_atomic_write;
 	qp->vqp.comp_mask |= VERBS_QP_EX;
 }

@@ -75,6 +75,7 @@ enum WrOpcode : u8 {
 	wr_local_inv = 7,
 	wr_bind_mw = 8,
 	wr_send_inv = 9,
+	wr_atomic_write = 15, // IBA 1.5: SROCE_WQE_ATOMIC_WRITE (requester.cpp)
 };
 
 // enum ib_wc_status (= ibv_wc_status)
@@ -112,6 +113,7 @@ enum WcOpcode : u8 {
 	wc_fetch_add = 4,
 	wc_bind_mw = 5,
 	wc_local_inv = 6,
+	wc_atomic_write = 9, // IBV_WC_ATOMIC_WRITE
 	wc_recv = 1 << 7,
 	wc_recv_rdma_imm = wc_recv + 1,
 };

@@ -5,7 +5,7 @@ namespace sroce::ib {
 namespace {
 
 struct Def {
-	u8 code; // operation within its transport (0x00..0x17)
+	u8 code; // operation within its transport (0x00..0x17, 0x1d)
 	const char *name;
 	u32 flags;
 };
@@ -51,7 +51,8 @@ constexpr u32 only = op_first | op_last | op_only;
 	Def{op::send_last_inv, P "SEND_LAST_WITH_INVALIDATE",                                      \
 	    req | op_last | op_payload | op_send | op_ieth},                                       \
 	Def{op::send_only_inv, P "SEND_ONLY_WITH_INVALIDATE",                                      \
-	    req | only | op_payload | op_send | op_ieth}
+	    req | only | op_payload | op_send | op_ieth},                                          \
+	Def{op::atomic_write, P "ATOMIC_WRITE", req | only | op_payload | op_reth | op_atomic_write}
 
 constexpr Def rc_defs[] = {SROCE_IB_OPS("RC_")};
 constexpr Def uc_defs[] = {SROCE_IB_OPS("UC_")};
@@ -152,6 +153,12 @@ static_assert(table.e[op::xrc + op::acknowledge].length == 12 + 4);
 static_assert(!(table.e[op::uc + op::read_request].flags & op_valid));
 static_assert(!(table.e[op::rc + op::resync].flags & op_valid));
 static_assert(table.e[op::cnp].length == 28);
+// ATOMIC WRITE: RC and XRC only (IBA 1.5 table 35), BTH + RETH before its 8 bytes.
+static_assert(table.e[op::rc + op::atomic_write].length == 12 + 16);
+static_assert(table.e[op::xrc + op::atomic_write].length == 12 + 4 + 16);
+static_assert(!(table.e[op::uc + op::atomic_write].flags & op_valid));
+static_assert(!(table.e[op::rd + op::atomic_write].flags & op_valid));
+static_assert(!(table.e[op::rc + 0x1c].flags & op_valid)); // FLUSH: not yet
 
 bool str_eq(const char *a, const char *b) {
 	while (*a && *a == *b) {

@@ -55,6 +55,7 @@ enum OpFlag : u32 {
 	op_ack = 1u << 21,
 	op_cnp = 1u << 22,
 	op_resync = 1u << 23,
+	op_atomic_write = 1u << 24, // IBA 1.5: RETH + 8 bytes, answered like a READ
 };
 
 constexpr u32 op_ext_mask = op_rdeth | op_deth | op_xrceth | op_reth | op_atomic_eth | op_aeth |
@@ -101,6 +102,7 @@ enum : u8 {
 	resync = 0x15, // RD only
 	send_last_inv = 0x16,
 	send_only_inv = 0x17,
+	atomic_write = 0x1d, // IBA 1.5, RC and XRC
 
 	cnp = 0x81,
 };

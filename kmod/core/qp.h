@@ -47,7 +47,13 @@ inline u32 psn_add(u32 psn, u32 n) { return (psn + n) & ib::psn_mask; }
 
 // Kinds of send work request (ib::WrOpcode).
 inline bool is_atomic(u8 op) { return op == ib::wr_atomic_cmp_swp || op == ib::wr_atomic_fetch_add; }
-inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomic(op); }
+// ATOMIC WRITE (IBA 1.5 9.4.5.2): an 8-byte store answered by a zero-length
+// READ RESPONSE ONLY. Like a READ or ATOMIC it takes a max_rd_atomic credit
+// and a responder slot, and only its response completes it.
+inline bool is_atomic_write(u8 op) { return op == ib::wr_atomic_write; }
+inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomic(op) || is_atomic_write(op); }
+// One request packet, whatever the length (the response says how much).
+inline bool is_single_request(u8 op) { return is_atomic(op) || is_atomic_write(op); }
 inline bool has_imm(u8 op) { return op == ib::wr_send_imm || op == ib::wr_rdma_write_imm; }
 inline bool is_write(u8 op) { return op == ib::wr_rdma_write || op == ib::wr_rdma_write_imm; }
 
@@ -76,7 +82,7 @@ inline u8 len_or_prot_status(ktl::Error e) {
 // read_req_max_pkts response packets), and how many of them are answered
 // once its first `answered` response packets arrived.
 inline u32 wqe_requests(const SendWqe &w) {
-	return is_atomic(w.wqe.opcode) ? 1 : (w.npkts + param::read_req_max_pkts - 1) / param::read_req_max_pkts;
+	return is_single_request(w.wqe.opcode) ? 1 : (w.npkts + param::read_req_max_pkts - 1) / param::read_req_max_pkts;
 }
 inline u32 wqe_requests_answered(const SendWqe &w, u32 answered) {
 	return answered >= w.npkts ? wqe_requests(w) : answered / param::read_req_max_pkts;
@@ -105,6 +111,9 @@ struct ReadAtomicRes {
 	u32 orig_len = 0;
 	// ATOMIC: the original value, replayed without executing again.
 	u64 orig = 0;
+	// ATOMIC WRITE: a zero-length READ response, sent again for a duplicate
+	// without storing again.
+	bool atomic_write = false;
 };
 
 // The requester's state (requester.cpp), under the QP lock: what was
@@ -295,6 +304,7 @@ private:
 	void execute_write_locked(const RxPacket &rx, sroce_env_batch *b);
 	void give_up_replay_locked();
 	void execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b);
+	bool execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b);
 	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 error
 	void send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b);
 	void nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b);

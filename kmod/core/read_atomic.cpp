@@ -2,7 +2,8 @@
 // ring of max_dest_rd_atomic replay slots, READ responses streamed from the
 // slots within a budget, and duplicates answered again from them (a READ
 // re-read from memory under today's access rules, an ATOMIC replayed from
-// its saved result). Duplicate SEND/WRITEs are ACKed again.
+// its saved result, an ATOMIC WRITE answered again without a second store).
+// Duplicate SEND/WRITEs are ACKed again.
 #include "key_table.h"
 #include "mr.h"
 #include "param.h"
@@ -42,6 +43,7 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
 	bool atomic = pi.flags & ib::op_atomic;
+	bool awrite = pi.flags & ib::op_atomic_write;
 	// No responder resources granted (max_dest_rd_atomic 0): no READ or
 	// ATOMIC may come (IBTA 9.7.5.1.3, invalid request).
 	if (max_dest_rd_atomic_ == 0) {
@@ -52,8 +54,8 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	ReadAtomicRes &e = resp_.res[resp_.res_next % slots];
 	if (e.pending && e.replay)
 		give_up_replay_locked();
-	if (e.pending || (atomic && !(access_ & ib::access::remote_atomic)) ||
-	    (!atomic && !(access_ & ib::access::remote_read))) {
+	u32 needs = atomic ? ib::access::remote_atomic : awrite ? ib::access::remote_write : ib::access::remote_read;
+	if (e.pending || !(access_ & needs)) {
 		// More outstanding than max_dest_rd_atomic, or not allowed.
 		nak_and_error_locked(e.pending ? ib::NakCode::invalid_request : ib::NakCode::remote_access, psn, b);
 		return;
@@ -84,6 +86,11 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 			n.orig = __atomic_fetch_add(p, a.swap_add, __ATOMIC_SEQ_CST);
 		}
 		n.last_psn = psn;
+	} else if (awrite) {
+		if (!execute_atomic_write_locked(rx, b))
+			return;
+		n.atomic_write = true;
+		n.last_psn = psn;
 	} else {
 		const ib::Reth &r = pi.hdr.reth;
 		if (r.length > param::max_msg_sz) {
@@ -107,6 +114,28 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	resp_.epsn = psn_add(n.last_psn, 1);
 	resp_.msn = psn_add(resp_.msn, 1);
 	send_read_responses_locked(b);
+}
+
+// ATOMIC WRITE (IBA 1.5 9.4.5.2): its 8 bytes stored at once, 8-byte
+// aligned, in an MR with remote write; a reader sees the old or the new
+// value, never a mix. false when refused (NAKed, the QP is in error).
+bool Qp::execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	const ib::Reth &r = pi.hdr.reth;
+	u32 psn = pi.hdr.bth.psn;
+	u64 v;
+	if (r.length != sizeof(v) || pi.payload_len != sizeof(v) || (r.va & 7)) {
+		nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
+		return false;
+	}
+	auto mr = dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, sizeof(v), ib::access::remote_write);
+	u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(r.va);
+	if (!p || sroce_env_pkt_read(rx.pkt, rx.payload_off, &v, sizeof(v))) {
+		nak_and_error_locked(ib::NakCode::remote_access, psn, b);
+		return false;
+	}
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	return true;
 }
 
 // Sends the next response packet of e. false when out of memory (retried
@@ -186,13 +215,15 @@ void Qp::send_read_responses_locked(sroce_env_batch *b) {
 void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
-	if (pi.flags & (ib::op_read | ib::op_atomic)) {
+	if (pi.flags & (ib::op_read | ib::op_atomic | ib::op_atomic_write)) {
 		u32 idx;
 		if (!find_res_locked(psn, &idx))
 			return; // older than the replay slots: nothing to answer
 		u32 slots = res_slots();
 		ReadAtomicRes *e = &resp_.res[idx % slots];
-		if (!e->atomic) {
+		if (e->atomic_write) {
+			e->req_psn = e->next_psn = e->first_psn;
+		} else if (!e->atomic) {
 			const ib::Reth &r = pi.hdr.reth;
 			// The memory is read again, so the access rules of now apply:
 			// a READ right revoked since is refused as a new READ is.

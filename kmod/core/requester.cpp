@@ -12,6 +12,8 @@ namespace sroce {
 using ktl::Error;
 namespace err = ktl::err;
 
+static_assert(ib::wr_atomic_write == SROCE_WQE_ATOMIC_WRITE); // posted by user space with this value
+
 
 ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 	switch (w.opcode) {
@@ -27,6 +29,11 @@ ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 	case ib::wr_atomic_cmp_swp:
 	case ib::wr_atomic_fetch_add:
 		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE))
+			return Error::from_errno(err::inval);
+		break;
+	case ib::wr_atomic_write:
+		// Its 8 bytes travel in the WQE (rdma.compare_add), no SGEs.
+		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE) || w.num_sge)
 			return Error::from_errno(err::inval);
 		break;
 	default:
@@ -74,6 +81,8 @@ bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
 		else
 			w.length = t.value();
 	}
+	if (is_atomic_write(w.wqe.opcode))
+		w.length = sizeof(w.wqe.rdma.compare_add);
 	u32 mtu_b = mtu();
 	if (w.status == ib::wc_success) {
 		if (!connected() && w.length > mtu_b)
@@ -81,7 +90,7 @@ bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
 		else if (is_atomic(w.wqe.opcode) && w.length < 8)
 			w.status = ib::wc_loc_len_err;
 	}
-	if (is_atomic(w.wqe.opcode))
+	if (is_single_request(w.wqe.opcode))
 		w.npkts = 1;
 	else
 		w.npkts = w.length ? u32((w.length + mtu_b - 1) / mtu_b) : 1;
@@ -98,6 +107,7 @@ u8 Qp::wire_opcode(const SendWqe &w, bool first, bool last) const {
 	case ib::wr_rdma_read: return u8(base | read_request);
 	case ib::wr_atomic_cmp_swp: return u8(base | compare_swap);
 	case ib::wr_atomic_fetch_add: return u8(base | fetch_add);
+	case ib::wr_atomic_write: return u8(base | atomic_write);
 	default: break;
 	}
 	bool write = is_write(op), imm = has_imm(op);
@@ -159,7 +169,7 @@ void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 	} else {
 		p.payload = u32(ktl::min(w.length - p.off, u64(mtu_b)));
 		p.last = p.off + p.payload == w.length;
-		if (p.first && is_write(op)) {
+		if (p.first && (is_write(op) || is_atomic_write(op))) {
 			h.reth.va = w.wqe.rdma.remote_addr;
 			h.reth.rkey = w.wqe.rdma.rkey;
 			h.reth.length = u32(w.length);
@@ -200,6 +210,10 @@ bool Qp::gather_payload_locked(SendWqe &w, const RequestPacket &p, Tx &tx, sroce
 		__builtin_memcpy(tx.data + tx.payload_off, w.inline_data() + p.off, p.payload);
 		return true;
 	}
+	if (is_atomic_write(w.wqe.opcode)) { // the bytes as given, no byte order
+		__builtin_memcpy(tx.data + tx.payload_off, &w.wqe.rdma.compare_add, p.payload);
+		return true;
+	}
 	auto r = sge_gather(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, p.off, tx.data + tx.payload_off,
 			    p.payload);
 	if (!r.is_error())
@@ -227,7 +241,7 @@ void Qp::advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_b
 		u32 n = p.read_end > p.off ? u32((p.read_end - p.off + mtu_b - 1) / mtu_b) : 1;
 		req_.psn = psn_add(req_.psn, n);
 		req_.cur_offset = p.read_end;
-	} else if (is_atomic(op)) {
+	} else if (is_single_request(op)) {
 		req_.rd_atomic_out++;
 		req_.psn = psn_add(w.last_psn, 1);
 		req_.cur_offset = w.length;
@@ -328,7 +342,7 @@ void Qp::rewind_locked(u32 psn) {
 			continue;
 		req_.sq_next = i;
 		comp_.ooo_mask = 0;
-		req_.cur_offset = is_atomic(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
+		req_.cur_offset = is_single_request(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
 		req_.psn = psn;
 		// Requests before this point still wait for their responses (only
 		// the oldest WQE can be partly answered: responses come in

@@ -3,7 +3,7 @@
 // (sequence error), behind it answers the duplicate (ACK again, READ
 // re-executed from the replay slot, ATOMIC replayed from the saved value).
 // UC drops a message with a gap; UD delivers single packets with a GRH.
-// READ and ATOMIC execution and replay are in read_atomic.cpp.
+// READ, ATOMIC and ATOMIC WRITE execution and replay are in read_atomic.cpp.
 #include "key_table.h"
 #include "mr.h"
 #include "ktl/byteorder.h"
@@ -281,7 +281,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 	bool rc = type_ == ib::qpt_rc;
 	// Message sequencing (IBTA 9.8.3): MIDDLE/LAST continue the message in
 	// progress, of the same kind; FIRST/ONLY/READ/ATOMIC start one.
-	bool starts = (f & ib::op_first) || (f & (ib::op_read | ib::op_atomic));
+	bool starts = (f & ib::op_first) || (f & (ib::op_read | ib::op_atomic | ib::op_atomic_write));
 	bool kind_ok = resp_.in_message ? (!starts && (f & (ib::op_send | ib::op_write)) == (resp_.msg_op & (ib::op_send | ib::op_write)))
 				   : starts;
 	if (!kind_ok) {
@@ -321,7 +321,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 	else
 		return;
 	if (rc && state_ != ib::qps_err && pi.hdr.bth.ack_req && psn_diff(resp_.epsn, pi.hdr.bth.psn) > 0 &&
-	    !(f & (ib::op_read | ib::op_atomic))) {
+	    !(f & (ib::op_read | ib::op_atomic | ib::op_atomic_write))) {
 		// Responses still streaming would be overtaken by this ACK, which
 		// acknowledges them implicitly: it goes out after them.
 		if (resp_.res_send != resp_.res_next) {

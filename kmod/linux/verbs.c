@@ -22,8 +22,15 @@
 /* Capabilities backed by code that exists today; the list grows with it.
  * The responder sends RNR NAKs. (No SRQ_RESIZE: modify_srq cannot grow an
  * SRQ.) */
-#define SROCE_DEVICE_CAP_FLAGS \
-	(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN)
+/* IBA 1.5 ATOMIC WRITE (abi): uverbs hands all 64 bits of device_cap_flags
+ * to user space on 6.1 too, where the headers do not name the bit yet. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static_assert(SROCE_DEVICE_CAP_ATOMIC_WRITE == IB_UVERBS_DEVICE_ATOMIC_WRITE);
+static_assert(SROCE_WQE_ATOMIC_WRITE == IB_UVERBS_WR_ATOMIC_WRITE);
+#endif
+#define SROCE_DEVICE_CAP_FLAGS                                                               \
+	(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN | \
+	 SROCE_DEVICE_CAP_ATOMIC_WRITE)
 
 /* Straight from param.h: the core enforces the same values. */
 static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

@@ -153,6 +153,27 @@ for t in ib_send_lat ib_write_lat ib_read_lat; do
 	case_ $t 8 1 -s 8 -n "$lat_iters" -C
 done
 
+# The 64-byte WRITE message rate by posting interface, ibv_post_send
+# against the ibv_wr_* builders (tests/progs/sroce_post_rate.c): one
+# process holds both ends (every device is visible from init_net), pinned
+# to CPU 1; rows "post_rate_post|post_rate_wr 64 1" in runs.tsv.
+post_rate() {
+	local drv=$1 mode=$2 run=$3 rc
+	local f="$out/raw/$drv.post_rate_$mode.64.q1.$run"
+	timeout 200 taskset -c 1 "$PROGS/sroce_post_rate" "${dev2[$drv]}" "${dev1[$drv]}" "$mode" "$dur" >"$f" 2>&1
+	rc=$?
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$drv" "post_rate_$mode" 64 1 "$run" "0/$rc" \
+		"raw/${f##*/raw/}" >>"$out/runs.tsv"
+	echo "$(date +%T) $drv post_rate_$mode run $run: exit $rc, $(tail -1 "$f" | tr -s ' ')"
+}
+for mode in post wr; do
+	echo "post_rate_$mode 64 1" | grep -qE -- "$filter" || continue
+	for r in $(seq 1 "$runs"); do
+		post_rate sroce $mode "$r"
+		post_rate rxe $mode "$r"
+	done
+done
+
 ip netns del h1
 ip netns del h2
 rdma link del rxe1

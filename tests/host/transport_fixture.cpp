@@ -339,7 +339,7 @@ std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const ib::H
 
 void tap_names(Fixture &f, int from, std::vector<std::string> &seen) {
 	f.sim().set_tap([&seen, from](const sim::WirePacket &p) {
-		if (p.from != from || p.dropped)
+		if ((from >= 0 && p.from != from) || p.dropped)
 			return;
 		auto ip = ib::parse_ip_udp(ktl::Span<const u8>(p.data, p.len));
 		auto pi = ib::parse_ib(ktl::Span<const u8>(p.data + ip.value().bth_offset, ip.value().ib_len));

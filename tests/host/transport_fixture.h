@@ -117,7 +117,8 @@ std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const sroce
 				       const sroce::ib::IpUdp *addr = nullptr);
 
 // Names every packet node `from` puts on the wire ("OPCODE AETH-KIND", the
-// kind where the opcode has an AETH) into `seen`; replaces the sim's tap.
+// kind where the opcode has an AETH) into `seen`, every node's when from is
+// -1; replaces the sim's tap.
 void tap_names(Fixture &f, int from, std::vector<std::string> &seen);
 
 // A WQE builder.

@@ -5,7 +5,13 @@
  * back) through the ibv_wr_* builders only, and every completion is read
  * through the ibv_cq_ex readers only.
  *
- *   sroce_wr_ex DEV rc|uc|ud N [SEED]
+ *   sroce_wr_ex DEV rc|uc|ud N [SEED [PEER_DEV]]
+ *
+ * With PEER_DEV, QP B lives there instead (rdma_rxe across a veth, for
+ * interop: 85-rxe-interop, sroce to rxe). A's side is what is tested (its
+ * timestamps where its device has a clock); B's completions are read with
+ * ibv_poll_cq. ATOMIC WRITE is posted only when both devices report it
+ * (rxe has it from Linux 6.2).
  *
  * Each batch (ibv_wr_start .. ibv_wr_complete) holds 1-16 work requests of
  * random opcodes (every one the QP type has), sizes and gathers: one SGE
@@ -13,7 +19,8 @@
  * (ibv_wr_set_inline_data / _list). Every WR is signaled. After each batch
  * every completion is checked field by field (status, opcode, wr_id,
  * byte_len, imm, qp_num, src_qp, wc_flags) and every byte: received and
- * written data, data read back, atomic results and targets. Completion
+ * written data, data read back, atomic results and targets (RC's ATOMIC
+ * WRITE included: an 8-byte target replaced whole). Completion
  * timestamps must grow per CQ and lie between ibv_query_rt_values_ex
  * readings taken before the batch and after its completions; the wall-clock
  * reader must agree with CLOCK_REALTIME. Prints the count per builder.
@@ -24,6 +31,7 @@
 #include <unistd.h>
 
 #include "progs_common.h"
+#include "sroce-abi.h"
 
 enum { SLOT = 4096, SLOTS = 16, MAX_INL = 64, GRH = 40 };
 #define BUF_BYTES (SLOT * SLOTS)
@@ -35,13 +43,16 @@ struct end {
 	struct ibv_mr *mr;
 	uint8_t *buf;   /* A: sources then read landing; B: receives then targets */
 	uint64_t last_ts;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	int gid_idx;
+	bool ts;        /* the device has a completion clock */
+	uint64_t lo, hi; /* its clock around the batch */
 };
-
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static union ibv_gid gid;
-static int gid_idx;
 static enum ibv_qp_type type;
+static bool with_atomic_write; /* RC, and both devices have it */
+static bool pair;              /* B on another device */
 static struct ibv_ah *ah;
 static struct end A, B;
 static uint64_t rng = 88172645463325252ull;
@@ -64,29 +75,30 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-static uint64_t rt_now(void)
+static uint64_t rt_now(struct end *e)
 {
 	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
 
-	if (ibv_query_rt_values_ex(ctx, &v) || !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+	if (!e->ts || ibv_query_rt_values_ex(e->ctx, &v) || !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
 		return 0;
 	return (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
 }
 
-static struct ibv_cq_ex *make_cq(void)
+static struct ibv_cq_ex *make_cq(struct end *e)
 {
 	struct ibv_cq_init_attr_ex a = {
 		.cqe = 256,
 		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
 			    IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_SLID |
 			    IBV_WC_EX_WITH_DLID_PATH_BITS |
-			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
-			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+			    (e->ts ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+					     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK
+				   : 0),
 		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
 		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
 	};
 
-	return ibv_create_cq_ex(ctx, &a);
+	return ibv_create_cq_ex(e->ctx, &a);
 }
 
 static int end_init(struct end *e, uint64_t ops)
@@ -96,7 +108,7 @@ static int end_init(struct end *e, uint64_t ops)
 		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4, .max_recv_sge = 1,
 			 .max_inline_data = MAX_INL },
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = pd,
+		.pd = e->pd,
 		.send_ops_flags = ops,
 	};
 	unsigned int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
@@ -104,15 +116,15 @@ static int end_init(struct end *e, uint64_t ops)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1111,
 				 .qp_access_flags = acc };
 
-	e->cq = make_cq();
+	e->cq = make_cq(e);
 	e->buf = aligned_alloc(4096, 2 * BUF_BYTES);
 	if (!e->cq || !e->buf)
 		return -1;
 	memset(e->buf, 0, 2 * BUF_BYTES);
 	ia.send_cq = ibv_cq_ex_to_cq(e->cq);
 	ia.recv_cq = ibv_cq_ex_to_cq(e->cq);
-	e->mr = ibv_reg_mr(pd, e->buf, 2 * BUF_BYTES, acc);
-	e->qp = ibv_create_qp_ex(ctx, &ia);
+	e->mr = ibv_reg_mr(e->pd, e->buf, 2 * BUF_BYTES, acc);
+	e->qp = ibv_create_qp_ex(e->ctx, &ia);
 	if (!e->mr || !e->qp)
 		return -1;
 	e->qpx = ibv_qp_to_qp_ex(e->qp);
@@ -139,7 +151,7 @@ static const enum ibv_wc_opcode send_wc[] = {
 	[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE, [IBV_WR_RDMA_WRITE_WITH_IMM] = IBV_WC_RDMA_WRITE,
 	[IBV_WR_SEND] = IBV_WC_SEND, [IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
 	[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ, [IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
-	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD, [IBV_WR_ATOMIC_WRITE] = IBV_WC_ATOMIC_WRITE,
 };
 
 /* The gather of one WR: its bytes (already in p->src) as one SGE, a list
@@ -182,8 +194,9 @@ static enum ibv_wr_opcode pick_op(void)
 	static const enum ibv_wr_opcode ops[] = {
 		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
 		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		IBV_WR_ATOMIC_WRITE,
 	};
-	unsigned int n = type == IBV_QPT_RC ? 7 : type == IBV_QPT_UC ? 4 : 2;
+	unsigned int n = type == IBV_QPT_RC ? 7 + with_atomic_write : type == IBV_QPT_UC ? 4 : 2;
 
 	return ops[rnd() % n];
 }
@@ -235,6 +248,17 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 		n_sge++;
 		return;
 	}
+	case IBV_WR_ATOMIC_WRITE: { /* 8 bytes, no gather: the target changes whole */
+		uint64_t v = rnd();
+
+		p->len = 8;
+		target = (uint64_t *)p->remote;
+		*target = rnd();
+		p->atomic_old = *target;
+		p->atomic_new = v;
+		ibv_wr_atomic_write(x, B.mr->rkey, (uintptr_t)target, &v);
+		return;
+	}
 	default:
 		break;
 	}
@@ -272,12 +296,42 @@ struct got {
 	uint64_t ts, wall;
 };
 
+/* The peer device's end (pair mode), read with ibv_poll_cq: its cq_ex is
+ * not what is tested, and librxe's next_poll once gave all-zero entries. */
+static int read_peer_cq(struct end *e, struct got *g, unsigned int n)
+{
+	struct timespec t0, t;
+	unsigned int k = 0;
+	struct ibv_wc wc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (k < n) {
+		int got = ibv_poll_cq(ibv_cq_ex_to_cq(e->cq), 1, &wc);
+
+		if (got < 0)
+			break;
+		if (got == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 30)
+				break;
+			continue;
+		}
+		g[k++] = (struct got){ .wr_id = wc.wr_id, .status = wc.status, .opcode = wc.opcode,
+				       .byte_len = wc.byte_len, .qp_num = wc.qp_num, .src_qp = wc.src_qp,
+				       .flags = wc.wc_flags,
+				       .imm = (wc.wc_flags & IBV_WC_WITH_IMM) ? ntohl(wc.imm_data) : 0 };
+	}
+	return (int)k;
+}
+
 static int read_cq(struct end *e, struct got *g, unsigned int n)
 {
 	struct ibv_poll_cq_attr attr = {};
 	struct timespec t0, t;
 	unsigned int k = 0;
 
+	if (pair && e == &B)
+		return read_peer_cq(e, g, n);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (k < n) {
 		if (ibv_start_poll(e->cq, &attr)) {
@@ -293,9 +347,11 @@ static int read_cq(struct end *e, struct got *g, unsigned int n)
 				.wr_id = c->wr_id, .status = c->status, .opcode = ibv_wc_read_opcode(c),
 				.byte_len = ibv_wc_read_byte_len(c), .qp_num = ibv_wc_read_qp_num(c),
 				.src_qp = ibv_wc_read_src_qp(c), .flags = ibv_wc_read_wc_flags(c),
-				.ts = ibv_wc_read_completion_ts(c),
-				.wall = ibv_wc_read_completion_wallclock_ns(c),
 			};
+			if (e->ts) {
+				g[k].ts = ibv_wc_read_completion_ts(c);
+				g[k].wall = ibv_wc_read_completion_wallclock_ns(c);
+			}
 			if (g[k].flags & IBV_WC_WITH_IMM)
 				g[k].imm = ntohl(ibv_wc_read_imm_data(c));
 			k++;
@@ -331,14 +387,16 @@ static int64_t realtime_offset(void)
 	return best;
 }
 
-static void check_ts(struct end *e, const struct got *g, uint64_t lo, uint64_t hi, const char *cq)
+static void check_ts(struct end *e, const struct got *g, const char *cq)
 {
 	int64_t off;
 
-	if (g->ts < e->last_ts || g->ts < lo || g->ts > hi)
+	if (!e->ts)
+		return;
+	if (g->ts < e->last_ts || g->ts < e->lo || g->ts > e->hi)
 		FAILQ("%s CQ timestamp %llu: last %llu, batch [%llu, %llu]", cq,
 		      (unsigned long long)g->ts, (unsigned long long)e->last_ts,
-		      (unsigned long long)lo, (unsigned long long)hi);
+		      (unsigned long long)e->lo, (unsigned long long)e->hi);
 	e->last_ts = g->ts;
 	off = (int64_t)(g->wall - g->ts) - realtime_offset();
 	/* Both offsets are tight readings; they differ by the readings'
@@ -379,7 +437,7 @@ static int run_batch(uint64_t *next_id)
 	struct wr_plan plan[SLOTS];
 	struct got gs[SLOTS], gr[SLOTS];
 	unsigned int n = 1 + (unsigned int)(rnd() % SLOTS), recvs = 0, r = 0;
-	uint64_t first = *next_id, lo, hi;
+	uint64_t first = *next_id;
 	int err;
 
 	for (unsigned int i = 0; i < n; i++)
@@ -387,7 +445,8 @@ static int run_batch(uint64_t *next_id)
 	/* Receives for every message that takes one; decided after building,
 	 * so post one per WR up front (extra ones stay for the next batch
 	 * only on B's side: drain them by posting exactly what is used). */
-	lo = rt_now();
+	A.lo = rt_now(&A);
+	B.lo = rt_now(&B);
 	ibv_wr_start(A.qpx);
 	for (unsigned int i = 0; i < n; i++) {
 		build(&plan[i], i, first + i);
@@ -404,7 +463,8 @@ static int run_batch(uint64_t *next_id)
 		FAILQ("batch of %u WRs (%u receives): completions missing", n, recvs);
 		return -1;
 	}
-	hi = rt_now();
+	A.hi = rt_now(&A);
+	B.hi = rt_now(&B);
 	for (unsigned int i = 0; i < n; i++) {
 		struct wr_plan *p = &plan[i];
 		const struct got *g = &gs[i];
@@ -414,7 +474,7 @@ static int run_batch(uint64_t *next_id)
 			FAILQ("send completion %u: wr_id %llu (want %llu) status %s opcode %d (want %d) qp %#x",
 			      i, (unsigned long long)g->wr_id, (unsigned long long)(first + i),
 			      ibv_wc_status_str(g->status), g->opcode, send_wc[p->op], g->qp_num);
-		check_ts(&A, g, lo, hi, "send");
+		check_ts(&A, g, "send");
 		if (p->op == IBV_WR_RDMA_READ && memcmp(p->src, p->expect, p->len))
 			FAILQ("READ of %u bytes: data differ", p->len);
 		if (p->op == IBV_WR_ATOMIC_CMP_AND_SWP || p->op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -427,6 +487,9 @@ static int run_batch(uint64_t *next_id)
 				      p->op, (unsigned long long)old, (unsigned long long)p->atomic_old,
 				      (unsigned long long)now, (unsigned long long)p->atomic_new);
 		}
+		if (p->op == IBV_WR_ATOMIC_WRITE && memcmp(p->remote, &p->atomic_new, 8))
+			FAILQ("ATOMIC WRITE: target %#llx (want %#llx)", (unsigned long long)*(uint64_t *)p->remote,
+			      (unsigned long long)p->atomic_new);
 		if ((p->op == IBV_WR_RDMA_WRITE || p->op == IBV_WR_RDMA_WRITE_WITH_IMM) &&
 		    !arrived(p->remote, p->expect, p->len))
 			FAILQ("WRITE of %u bytes: data differ", p->len);
@@ -445,14 +508,15 @@ static int run_batch(uint64_t *next_id)
 			    v->qp_num != B.qp->qp_num || (type != IBV_QPT_RC && type != IBV_QPT_UC &&
 							  v->src_qp != A.qp->qp_num) ||
 			    !!(v->flags & IBV_WC_WITH_IMM) != imm || (imm && v->imm != p->imm) ||
-			    !!(v->flags & IBV_WC_GRH) != (type == IBV_QPT_UD))
+			    /* rdma_rxe flags every RoCE receive with GRH */
+			    (!!(v->flags & IBV_WC_GRH) != (type == IBV_QPT_UD) && !(pair && type != IBV_QPT_UD)))
 				FAILQ("receive %u: status %s opcode %d (want %d) len %u (want %u) qp %#x src %#x "
 				      "flags %#x imm %#x (want %#x)",
 				      r, ibv_wc_status_str(v->status), v->opcode, want, v->byte_len,
 				      p->len + grh, v->qp_num, v->src_qp, v->flags, v->imm, p->imm);
 			else if (p->op != IBV_WR_RDMA_WRITE_WITH_IMM && memcmp(data, p->expect, p->len))
 				FAILQ("receive %u: %u bytes differ", r, p->len);
-			check_ts(&B, v, lo, hi, "receive");
+			check_ts(&B, v, "receive");
 			r++;
 		}
 	}
@@ -464,38 +528,59 @@ int main(int argc, char **argv)
 	static const char *names[] = { [IBV_WR_SEND] = "wr_send", [IBV_WR_SEND_WITH_IMM] = "wr_send_imm",
 		[IBV_WR_RDMA_WRITE] = "wr_rdma_write", [IBV_WR_RDMA_WRITE_WITH_IMM] = "wr_rdma_write_imm",
 		[IBV_WR_RDMA_READ] = "wr_rdma_read", [IBV_WR_ATOMIC_CMP_AND_SWP] = "wr_atomic_cmp_swp",
-		[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add" };
+		[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add", [IBV_WR_ATOMIC_WRITE] = "wr_atomic_write" };
 	uint64_t ops, id = 1, want;
-	struct ibv_device_attr_ex dx;
+	struct ibv_device_attr_ex dx, dxb;
 	unsigned long posted = 0;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s DEV rc|uc|ud N [SEED]\n", argv[0]);
+		fprintf(stderr, "usage: %s DEV rc|uc|ud N [SEED [PEER_DEV]]\n", argv[0]);
 		return 2;
 	}
+	pair = argc > 5;
 	type = !strcmp(argv[2], "rc") ? IBV_QPT_RC : !strcmp(argv[2], "uc") ? IBV_QPT_UC : IBV_QPT_UD;
 	want = strtoull(argv[3], NULL, 0);
 	if (argc > 4)
 		rng = strtoull(argv[4], NULL, 0) | 1;
-	ops = type == IBV_QPT_RC ? 0x7f : type == IBV_QPT_UC ? 0xf : 0xc;
-	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx))
+	if (open_with_gid(argv[1], &A.ctx, &A.pd, &A.gid, &A.gid_idx) ||
+	    (pair && open_with_gid(argv[5], &B.ctx, &B.pd, &B.gid, &B.gid_idx)))
 		return 1;
-	CHECK(ibv_query_device_ex(ctx, NULL, &dx) == 0 && dx.completion_timestamp_mask == ~0ull &&
-		      dx.hca_core_clock == 1000000,
-	      "query_device_ex: completion_timestamp_mask %#llx, hca_core_clock %llu kHz",
-	      (unsigned long long)dx.completion_timestamp_mask, (unsigned long long)dx.hca_core_clock);
+	if (!pair) {
+		B.ctx = A.ctx, B.pd = A.pd, B.gid = A.gid, B.gid_idx = A.gid_idx;
+	}
+	if (ibv_query_device_ex(A.ctx, NULL, &dx) || ibv_query_device_ex(B.ctx, NULL, &dxb)) {
+		CHECK(0, "ibv_query_device_ex: %s", strerror(errno));
+		return 1;
+	}
+	A.ts = dx.hca_core_clock != 0;
+	B.ts = !pair && dxb.hca_core_clock != 0; /* a peer's CQ is read plainly */
+	if (!pair) { /* sroce's own promises */
+		CHECK(dx.completion_timestamp_mask == ~0ull && dx.hca_core_clock == 1000000,
+		      "query_device_ex: completion_timestamp_mask %#llx, hca_core_clock %llu kHz",
+		      (unsigned long long)dx.completion_timestamp_mask, (unsigned long long)dx.hca_core_clock);
+		CHECK(dx.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE,
+		      "query_device_ex: ATOMIC WRITE in device_cap_flags_ex (%#llx)",
+		      (unsigned long long)dx.device_cap_flags_ex);
+	}
+	with_atomic_write = type == IBV_QPT_RC && (dx.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE) &&
+			    (dxb.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE);
+	if (pair)
+		printf("  %s -> %s: timestamps %schecked, ATOMIC WRITE %s\n", argv[1], argv[5], A.ts ? "" : "not ",
+		       with_atomic_write ? "posted" : "not posted (a device lacks it)");
+	ops = type == IBV_QPT_RC ? 0x7f | (with_atomic_write ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0)
+	      : type == IBV_QPT_UC ? 0xf : 0xc;
 	if (end_init(&A, ops) || end_init(&B, ops) ||
-	    qp_to_rts(A.qp, B.qp->qp_num, &gid, gid_idx, 16, 14) ||
-	    qp_to_rts(B.qp, A.qp->qp_num, &gid, gid_idx, 16, 14)) {
+	    qp_to_rts(A.qp, B.qp->qp_num, &B.gid, A.gid_idx, 16, 14) ||
+	    qp_to_rts(B.qp, A.qp->qp_num, &A.gid, B.gid_idx, 16, 14)) {
 		CHECK(0, "set up %s QPs with the builders: %s", argv[2], strerror(errno));
 		return 1;
 	}
 	if (type == IBV_QPT_UD) {
 		struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
-					  .grh = { .dgid = gid, .sgid_index = (uint8_t)gid_idx,
+					  .grh = { .dgid = B.gid, .sgid_index = (uint8_t)A.gid_idx,
 						   .hop_limit = 64 } };
 
-		ah = ibv_create_ah(pd, &aa);
+		ah = ibv_create_ah(A.pd, &aa);
 		if (!ah)
 			return 1;
 	}
@@ -509,7 +594,7 @@ int main(int argc, char **argv)
 	CHECK(posted >= want, "%s: %lu work requests through the builders, every completion and byte checked",
 	      argv[2], posted);
 	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i] && (ops >> i) & 1)
+		if (names[i] && (i == IBV_WR_ATOMIC_WRITE ? !!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE) : (ops >> i) & 1))
 			printf("  %s: %lu\n", names[i], n_op[i]);
 	printf("  wr_set_sge: %lu, wr_set_sge_list: %lu, wr_set_inline_data: %lu, wr_set_inline_data_list: %lu\n",
 	       n_sge, n_sge_list, n_inline, n_inline_list);
@@ -521,8 +606,12 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(ibv_cq_ex_to_cq(B.cq));
 	ibv_dereg_mr(A.mr);
 	ibv_dereg_mr(B.mr);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
+	ibv_dealloc_pd(A.pd);
+	ibv_close_device(A.ctx);
+	if (pair) {
+		ibv_dealloc_pd(B.pd);
+		ibv_close_device(B.ctx);
+	}
 	printf("%d failure(s)\n", failures);
 	return failures ? 1 : 0;
 }

@@ -135,7 +135,8 @@ objs2=$(objs s2)
 
 # ib_drain_qp of a kernel UD QP: its drain WR is an ib_rdma_wr, which the
 # UD post path must not read as an ib_ud_wr (KASAN under make test-debug).
-check "ib_drain_qp of a kernel UD QP completes" sh -c "echo s1 >$T/ud_drain"
+check "ib_drain_qp of a kernel UD QP completes; a kernel ATOMIC WRITE is refused (EOPNOTSUPP)" \
+	sh -c "echo s1 >$T/ud_drain"
 
 # ---- IPv4 across the veth pair ----
 rx2=$(cnt s2 rx_pkts)

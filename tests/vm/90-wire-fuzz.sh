@@ -67,6 +67,20 @@ ip netns exec b timeout $((ops / 5 + 300)) "${INTEG[@]}" -c -a 10.0.90.1 -p 1990
 vc=$!
 wild_loop &
 wl=$!
+# The victim's QPs as the kernel sees them (PSNs, window, retries, timer),
+# every 5 s, so that a stalled victim shows where each end stood.
+qp_watch() {
+	local i=0 p
+	while [ ! -e "$work/stop" ]; do
+		i=$((i + 1))
+		for p in $(pgrep -f "sroce_integrity -[cs] -a 10.0.90.1"); do
+			rdma res show qp -dd | grep " pid $p " | sed "s/^/[$((i * 5)) s] /"
+		done >>"$work/qp.log" 2>&1
+		sleep 5
+	done
+}
+qp_watch &
+qw=$!
 # Minimums per class; the wild and MAD ones may be made up after the
 # victim's end while the wild transfers go on (WIRE_FUZZ_DRAIN).
 min_victim=300 min_wild=100 min_mad=10
@@ -83,11 +97,12 @@ kill -TERM $fz 2>/dev/null
 wait $fz
 fzrc=$?
 touch "$work/stop"
-wait $wl
+wait $wl $qw
 
 sed 's/^/    fuzzer: /' "$work/fuzz.out"
 { grep FAIL "$work/v.cli" | head -5; tail -1 "$work/v.cli"; } | sed 's/^/    victim client: /'
 { grep FAIL "$work/v.srv" | head -5; tail -1 "$work/v.srv"; } | sed 's/^/    victim server: /'
+[ "$vcrc $vsrc" = "0 0" ] || tail -8 "$work/qp.log" | sed 's/^/    victim QP: /'
 check "the fuzzer ran to the end of the victim (exit $fzrc)" test "$fzrc" = 0
 sent() { awk -v c="$1" '$1 == "sent" && $2 == c { s += $4 } END { print s + 0 }' "$work/fuzz.out"; }
 log "  sent: victim $(sent victim), wild $(sent wild), mad $(sent mad)"

@@ -12,6 +12,8 @@
  *    builders and setters outside a batch write nothing (errno EINVAL).
  * 3. Creation refuses builders a QP type does not have (EOPNOTSUPP), and
  *    libibverbs' own ibv_qp_to_qp_ex() finds the builders (the PABI layout).
+ * 4. ATOMIC WRITE, which ibv_post_send cannot post: its WQE, and no data
+ *    setter after it.
  *
  * Exit status 0 when every check passed; each failure is printed.
  */
@@ -277,6 +279,57 @@ static void too_many_for_ring(struct ibv_qp_ex *ex)
 		good_send(ex);
 }
 
+static const uint8_t aw_bytes[8] = { 1, 2, 3, 4, 5, 6, 7, 0xf8 };
+
+static void atomic_write(struct ibv_qp_ex *ex)
+{
+	ex->wr_id = 0xfeed;
+	ex->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	ibv_wr_atomic_write(ex, 0x4321, 0x10008, aw_bytes);
+}
+
+static void atomic_write_with_sge(struct ibv_qp_ex *ex)
+{
+	good_send(ex);
+	ibv_wr_atomic_write(ex, 0x4321, 0x10008, aw_bytes);
+	ibv_wr_set_sge(ex, 1, (uintptr_t)payload, 8);
+}
+
+static void atomic_write_inline(struct ibv_qp_ex *ex)
+{
+	ibv_wr_atomic_write(ex, 0x4321, 0x10008, aw_bytes);
+	ibv_wr_set_inline_data(ex, payload, 8);
+}
+
+static void test_atomic_write(void)
+{
+	static struct fake_qp rc, plain;
+	const uint64_t ops = 0x7f | IBV_QP_EX_WITH_ATOMIC_WRITE;
+
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, ops) == 0);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE) == EOPNOTSUPP);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE) == EOPNOTSUPP);
+	fake_qp_init(&rc, IBV_QPT_RC, ops);
+	CHECK(batch_of(&rc, atomic_write) == 0);
+	CHECK(rc.hdr.producer == 1);
+	const struct sroce_wqe *w = sroce_ring_entry(&rc.qp.sq, 0);
+	CHECK(w->opcode == SROCE_WQE_ATOMIC_WRITE);
+	CHECK(w->wr_id == 0xfeed);
+	CHECK(w->flags == (SROCE_WQE_SIGNALED | SROCE_WQE_FENCE));
+	CHECK(w->num_sge == 0 && w->inline_len == 0);
+	CHECK(w->rdma.rkey == 0x4321 && w->rdma.remote_addr == 0x10008);
+	CHECK(memcmp(&w->rdma.compare_add, aw_bytes, 8) == 0);
+	/* Its data is its 8 bytes: a gather list or inline data after it
+	 * fails the batch, and nothing of it is published. */
+	CHECK(batch_of(&rc, atomic_write_with_sge) == EINVAL);
+	CHECK(batch_of(&rc, atomic_write_inline) == EINVAL);
+	CHECK(rc.hdr.producer == 1);
+	/* A QP created without it refuses it. */
+	fake_qp_init(&plain, IBV_QPT_RC, 0x7f);
+	CHECK(batch_of(&plain, atomic_write) == EOPNOTSUPP);
+	CHECK(plain.hdr.producer == 0);
+}
+
 static void test_batch_rules(void)
 {
 	static struct fake_qp rc, uc, ud;
@@ -347,7 +400,6 @@ static void test_creation_rules(void)
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, IBV_QP_EX_WITH_SEND_WITH_INV) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_TSO) == EOPNOTSUPP);
-	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, 1ull << 40) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RAW_PACKET, IBV_QP_EX_WITH_SEND) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND) == EOPNOTSUPP);
@@ -363,6 +415,7 @@ int main(void)
 {
 	test_creation_rules();
 	test_batch_rules();
+	test_atomic_write();
 	test_same_wqes(IBV_QPT_RC, 20000);
 	test_same_wqes(IBV_QPT_UC, 10000);
 	test_same_wqes(IBV_QPT_UD, 10000);

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce_post_rate - the 64-byte RDMA WRITE message rate of one RC QP,
+ * posted through ibv_post_send or through the ibv_wr_* builders, for
+ * `make bench` (scripts/bench/in-vm.sh). Not a test: it asserts nothing
+ * about speed.
+ *
+ *   sroce_post_rate DEV PEER_DEV post|wr SECONDS
+ *
+ * One process holds QP A on DEV and QP B on PEER_DEV (two hosts' devices,
+ * both visible from init_net) and keeps up to DEPTH WRITEs of 64 bytes
+ * outstanding from A to B, posting BATCH at a time (one ibv_post_send
+ * chain, or one ibv_wr_start .. ibv_wr_complete), every BATCH-th signaled.
+ * It counts completed WRITEs over the middle of the run (one second of
+ * margin at each end, as perftest -D S -f 1) and prints perftest's
+ * bandwidth header and row, so that report.py reads both alike:
+ *   #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "progs_common.h"
+
+enum { BYTES = 64, DEPTH = 128, BATCH = 16 };
+
+struct end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	int gid_idx;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int end_init(struct end *e, const char *dev, bool ex)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | (ex ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0),
+		.send_ops_flags = ex ? IBV_QP_EX_WITH_RDMA_WRITE : 0,
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	if (open_with_gid(dev, &e->ctx, &e->pd, &e->gid, &e->gid_idx))
+		return -1;
+	e->buf = aligned_alloc(4096, 4096);
+	e->cq = ibv_create_cq(e->ctx, DEPTH, NULL, NULL, 0);
+	if (!e->buf || !e->cq)
+		return -1;
+	ia.pd = e->pd;
+	ia.send_cq = ia.recv_cq = e->cq;
+	e->mr = ibv_reg_mr(e->pd, e->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	e->qp = ibv_create_qp_ex(e->ctx, &ia);
+	if (!e->mr || !e->qp)
+		return -1;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static struct end A, B;
+
+/* BATCH WRITEs from A to B, the last signaled. */
+static int post_batch(bool ex)
+{
+	struct ibv_sge sge = { (uintptr_t)A.buf, BYTES, A.mr->lkey };
+
+	if (ex) {
+		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(A.qp);
+
+		ibv_wr_start(x);
+		for (int i = 0; i < BATCH; i++) {
+			x->wr_id = i;
+			x->wr_flags = i == BATCH - 1 ? IBV_SEND_SIGNALED : 0;
+			ibv_wr_rdma_write(x, B.mr->rkey, (uintptr_t)B.buf);
+			ibv_wr_set_sge(x, sge.lkey, sge.addr, sge.length);
+		}
+		return ibv_wr_complete(x);
+	}
+	struct ibv_send_wr wr[BATCH], *bad;
+
+	for (int i = 0; i < BATCH; i++)
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = i == BATCH - 1 ? IBV_SEND_SIGNALED : 0,
+			.next = i == BATCH - 1 ? NULL : &wr[i + 1],
+			.wr = { .rdma = { .remote_addr = (uintptr_t)B.buf, .rkey = B.mr->rkey } },
+		};
+	return ibv_post_send(A.qp, wr, &bad);
+}
+
+int main(int argc, char **argv)
+{
+	double t0, start, end, seconds;
+	uint64_t counted = 0;
+	unsigned int batches_out = 0;
+	bool ex;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DEV PEER_DEV post|wr SECONDS\n", argv[0]);
+		return 2;
+	}
+	ex = !strcmp(argv[3], "wr");
+	seconds = atof(argv[4]);
+	if (end_init(&A, argv[1], ex) || end_init(&B, argv[2], false) ||
+	    qp_to_rts(A.qp, B.qp->qp_num, &B.gid, A.gid_idx, 1, 14) ||
+	    qp_to_rts(B.qp, A.qp->qp_num, &A.gid, B.gid_idx, 1, 14)) {
+		CHECK(0, "set up %s -> %s: %s", argv[1], argv[2], strerror(errno));
+		return 1;
+	}
+	t0 = now_s();
+	start = t0 + 1;
+	end = t0 + seconds - 1;
+	for (;;) {
+		struct ibv_wc wc[8];
+		double t = now_s();
+		int n;
+
+		if (t >= t0 + seconds)
+			break;
+		while (batches_out < DEPTH / BATCH) {
+			int err = post_batch(ex);
+
+			if (err) {
+				CHECK(0, "post (%s): %s", argv[3], strerror(err));
+				return 1;
+			}
+			batches_out++;
+		}
+		n = ibv_poll_cq(A.cq, 8, wc);
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				CHECK(0, "completion: %s", ibv_wc_status_str(wc[i].status));
+				return 1;
+			}
+			batches_out--;
+			if (t >= start && t < end)
+				counted += BATCH;
+		}
+	}
+	double rate = (double)counted / (end - start);
+
+	printf("---------------------------------------------------------------------------------------\n");
+	printf(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n");
+	printf(" %-10d %-14llu %-18.2f %-20.2f %.6f\n", BYTES, (unsigned long long)counted, rate * BYTES / 1e6,
+	       rate * BYTES / 1e6, rate / 1e6);
+	return 0;
+}
