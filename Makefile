@@ -134,10 +134,12 @@ fuzz: $(DOBJ)/fuzz-decode $(DOBJ)/mkpcap
 PSRC := $(wildcard $(TOP)/tests/progs/*.c)
 progs: $(patsubst $(TOP)/tests/progs/%.c,$(POBJ)/%,$(PSRC))
 
-$(POBJ)/%: $(TOP)/tests/progs/%.c $(UOBJ)/libsroce.so.1 $(wildcard $(TOP)/tests/progs/*.h)
+# A program is tests/progs/NAME.c plus, for a larger one, the files of
+# tests/progs/NAME/ (sroce_integrity).
+$(POBJ)/%: $(TOP)/tests/progs/%.c $(UOBJ)/libsroce.so.1 $(wildcard $(TOP)/tests/progs/*.h $(TOP)/tests/progs/*/*.[ch])
 	@mkdir -p $(POBJ)
 	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -I$(TOP)/libuser/include -I$(TOP)/abi -o $@ $< \
-		-L$(UOBJ) -lsroce -libverbs $(PLIBS)
+		$(wildcard $(TOP)/tests/progs/$*/*.c) -L$(UOBJ) -lsroce -libverbs $(PLIBS)
 
 $(POBJ)/sroce_integrity: PLIBS := -lrdmacm
 
