@@ -227,7 +227,7 @@ def main():
     if any(a or b for _, a, b in post):
         add("### Posting: `ibv_post_send` against the `ibv_wr_*` builders")
         add("")
-        add("`tests/progs/sroce_post_rate`: one RC QP, 64-byte RDMA WRITEs, up to 128 outstanding, posted")
+        add("`tests/progs/sroce_post_rate.c`: one RC QP, 64-byte RDMA WRITEs, up to 128 outstanding, posted")
         add("16 at a time (one `ibv_post_send` chain, or one `ibv_wr_start` .. `ibv_wr_complete`), every")
         add("16th signaled; completed WRITEs per second over the middle of the run, in millions. rxe's")
         add("builders are librxe's.")
