@@ -209,6 +209,10 @@ static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr 
 	case IBV_WR_LOCAL_INV:
 		wqe->imm_or_inv = wr->invalidate_rkey;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* ibv_send_wr has no field for its 8 bytes: ibv_wr_atomic_write
+		 * only (qp_ex.c), as librxe. */
+		return EINVAL;
 	case IBV_WR_BIND_MW:
 		if (!wr->bind_mw.bind_info.mr)
 			return EINVAL;

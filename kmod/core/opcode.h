@@ -58,6 +58,10 @@ enum OpFlag : u32 {
 	op_atomic_write = 1u << 24, // IBA 1.5: RETH + 8 bytes, answered like a READ
 };
 
+// Requests a responder answers from a replay slot (IBTA 9.7.5.1.3), not
+// with an ACK: READ, ATOMIC and ATOMIC WRITE.
+constexpr u32 op_slot_request = op_read | op_atomic | op_atomic_write;
+
 constexpr u32 op_ext_mask = op_rdeth | op_deth | op_xrceth | op_reth | op_atomic_eth | op_aeth |
 			    op_atomic_ack_eth | op_immdt | op_ieth;
 

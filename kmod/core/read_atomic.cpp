@@ -215,7 +215,7 @@ void Qp::send_read_responses_locked(sroce_env_batch *b) {
 void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
-	if (pi.flags & (ib::op_read | ib::op_atomic | ib::op_atomic_write)) {
+	if (pi.flags & ib::op_slot_request) {
 		u32 idx;
 		if (!find_res_locked(psn, &idx))
 			return; // older than the replay slots: nothing to answer

@@ -281,7 +281,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 	bool rc = type_ == ib::qpt_rc;
 	// Message sequencing (IBTA 9.8.3): MIDDLE/LAST continue the message in
 	// progress, of the same kind; FIRST/ONLY/READ/ATOMIC start one.
-	bool starts = (f & ib::op_first) || (f & (ib::op_read | ib::op_atomic | ib::op_atomic_write));
+	bool starts = f & (ib::op_first | ib::op_slot_request);
 	bool kind_ok = resp_.in_message ? (!starts && (f & (ib::op_send | ib::op_write)) == (resp_.msg_op & (ib::op_send | ib::op_write)))
 				   : starts;
 	if (!kind_ok) {
@@ -321,7 +321,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 	else
 		return;
 	if (rc && state_ != ib::qps_err && pi.hdr.bth.ack_req && psn_diff(resp_.epsn, pi.hdr.bth.psn) > 0 &&
-	    !(f & (ib::op_read | ib::op_atomic | ib::op_atomic_write))) {
+	    !(f & ib::op_slot_request)) {
 		// Responses still streaming would be overtaken by this ACK, which
 		// acknowledges them implicitly: it goes out after them.
 		if (resp_.res_send != resp_.res_next) {

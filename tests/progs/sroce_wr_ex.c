@@ -24,6 +24,7 @@
  * timestamps must grow per CQ and lie between ibv_query_rt_values_ex
  * readings taken before the batch and after its completions; the wall-clock
  * reader must agree with CLOCK_REALTIME. Prints the count per builder.
+ * The completion readers are in sroce_wr_ex/ (wr_ex.h).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,6 +33,7 @@
 
 #include "progs_common.h"
 #include "sroce-abi.h"
+#include "sroce_wr_ex/wr_ex.h"
 
 enum { SLOT = 4096, SLOTS = 16, MAX_INL = 64, GRH = 40 };
 #define BUF_BYTES (SLOT * SLOTS)
@@ -286,105 +288,9 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 	set_gather(p, true);
 }
 
-/* Reads n completions of e's CQ through the cq_ex readers. */
-struct got {
-	uint64_t wr_id;
-	enum ibv_wc_status status;
-	enum ibv_wc_opcode opcode;
-	uint32_t byte_len, imm, qp_num, src_qp;
-	unsigned int flags;
-	uint64_t ts, wall;
-};
-
-/* The peer device's end (pair mode), read with ibv_poll_cq: its cq_ex is
- * not what is tested, and librxe's next_poll once gave all-zero entries. */
-static int read_peer_cq(struct end *e, struct got *g, unsigned int n)
-{
-	struct timespec t0, t;
-	unsigned int k = 0;
-	struct ibv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (k < n) {
-		int got = ibv_poll_cq(ibv_cq_ex_to_cq(e->cq), 1, &wc);
-
-		if (got < 0)
-			break;
-		if (got == 0) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (t.tv_sec - t0.tv_sec > 30)
-				break;
-			continue;
-		}
-		g[k++] = (struct got){ .wr_id = wc.wr_id, .status = wc.status, .opcode = wc.opcode,
-				       .byte_len = wc.byte_len, .qp_num = wc.qp_num, .src_qp = wc.src_qp,
-				       .flags = wc.wc_flags,
-				       .imm = (wc.wc_flags & IBV_WC_WITH_IMM) ? ntohl(wc.imm_data) : 0 };
-	}
-	return (int)k;
-}
-
 static int read_cq(struct end *e, struct got *g, unsigned int n)
 {
-	struct ibv_poll_cq_attr attr = {};
-	struct timespec t0, t;
-	unsigned int k = 0;
-
-	if (pair && e == &B)
-		return read_peer_cq(e, g, n);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (k < n) {
-		if (ibv_start_poll(e->cq, &attr)) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (t.tv_sec - t0.tv_sec > 30) /* the transport's retries end sooner */
-				break;
-			continue;
-		}
-		do {
-			struct ibv_cq_ex *c = e->cq;
-
-			g[k] = (struct got){
-				.wr_id = c->wr_id, .status = c->status, .opcode = ibv_wc_read_opcode(c),
-				.byte_len = ibv_wc_read_byte_len(c), .qp_num = ibv_wc_read_qp_num(c),
-				.src_qp = ibv_wc_read_src_qp(c), .flags = ibv_wc_read_wc_flags(c),
-			};
-			if (e->ts) {
-				g[k].ts = ibv_wc_read_completion_ts(c);
-				g[k].wall = ibv_wc_read_completion_wallclock_ns(c);
-			}
-			if (g[k].flags & IBV_WC_WITH_IMM)
-				g[k].imm = ntohl(ibv_wc_read_imm_data(c));
-			k++;
-		} while (k < n && ibv_next_poll(e->cq) == 0);
-		ibv_end_poll(e->cq);
-	}
-	return (int)k;
-}
-
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec t;
-
-	clock_gettime(id, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* REALTIME - MONOTONIC from the tightest of a few paired readings (a
- * preemption between two calls must not count). */
-static int64_t realtime_offset(void)
-{
-	int64_t best = 0, width = INT64_MAX;
-
-	for (int i = 0; i < 8; i++) {
-		int64_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME);
-		int64_t m2 = clock_ns(CLOCK_MONOTONIC);
-
-		if (m2 - m1 < width) {
-			width = m2 - m1;
-			best = r - (m1 + (m2 - m1) / 2);
-		}
-	}
-	return best;
+	return pair && e == &B ? read_cq_plain(e->cq, g, n) : read_cq_ex(e->cq, e->ts, g, n);
 }
 
 static void check_ts(struct end *e, const struct got *g, const char *cq)

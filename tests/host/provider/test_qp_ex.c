@@ -324,6 +324,16 @@ static void test_atomic_write(void)
 	CHECK(batch_of(&rc, atomic_write_with_sge) == EINVAL);
 	CHECK(batch_of(&rc, atomic_write_inline) == EINVAL);
 	CHECK(rc.hdr.producer == 1);
+	/* ibv_post_send has no field for its bytes: refused, nothing
+	 * published (it would go out with no target and no bytes). */
+	{
+		struct ibv_send_wr wr = { .wr_id = 9, .opcode = IBV_WR_ATOMIC_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+
+		CHECK(sroce_post_send(&rc.qp.vqp.qp, &wr, &bad) == EINVAL);
+		CHECK(bad == &wr);
+		CHECK(rc.hdr.producer == 1 && rc.qp.sq.idx == 1);
+	}
 	/* A QP created without it refuses it. */
 	fake_qp_init(&plain, IBV_QPT_RC, 0x7f);
 	CHECK(batch_of(&plain, atomic_write) == EOPNOTSUPP);
