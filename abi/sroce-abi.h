@@ -165,6 +165,27 @@ enum sroce_wqe_flags {
 #define SROCE_WQE_ATOMIC_WRITE 15
 #define SROCE_DEVICE_CAP_ATOMIC_WRITE (1ull << 40)
 
+/* IBA 1.5 FLUSH: opcode IB_UVERBS_WR_FLUSH (IBV_WR_FLUSH from rdma-core 45
+ * on; srocedv_wr_flush before), named by Linux from 6.2 on. The WQE's
+ * `flush` member, no SGEs; the request carries a FETH (type, level) and a
+ * RETH (remote_addr, rkey, length). The device reports bit 38 of
+ * device_cap_flags_ex (IB_UVERBS_DEVICE_FLUSH_GLOBAL); persistence (bit 39)
+ * is never reported: sroce cannot make memory durable. The MR right is
+ * SROCE_ACCESS_FLUSH_GLOBAL (IB_UVERBS_ACCESS_FLUSH_GLOBAL), which Linux 6.1's
+ * ib_core refuses in reg_mr's access flags: the provider passes FLUSH rights
+ * in struct sroce_reg_mr_cmd instead, on every kernel. */
+#define SROCE_WQE_FLUSH 14
+#define SROCE_DEVICE_CAP_FLUSH_GLOBAL (1ull << 38)
+#define SROCE_DEVICE_CAP_FLUSH_PERSISTENT (1ull << 39)
+#define SROCE_ACCESS_FLUSH_GLOBAL (1 << 8)
+#define SROCE_ACCESS_FLUSH_PERSISTENT (1 << 9)
+/* flush.type: IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT (FETH bits 3..0) */
+#define SROCE_FLUSH_GLOBAL (1 << 0)
+#define SROCE_FLUSH_PERSISTENT (1 << 1)
+/* flush.level: IB_FLUSH_RANGE, IB_FLUSH_MR (FETH bits 5..4) */
+#define SROCE_FLUSH_RANGE 0
+#define SROCE_FLUSH_MR 1
+
 struct sroce_wqe {
 	__u64 wr_id;
 	__u8 opcode;            /* enum ib_wr_opcode or SROCE_WQE_RECV */
@@ -179,6 +200,14 @@ struct sroce_wqe {
 			__u64 compare_add;
 			__u64 swap;
 		} rdma;
+		struct {        /* FLUSH: remote_addr and rkey where rdma has them */
+			__u64 remote_addr;
+			__u32 rkey;
+			__u32 length;   /* the RETH's length (level RANGE) */
+			__u8 type;      /* SROCE_FLUSH_GLOBAL and/or _PERSISTENT */
+			__u8 level;     /* SROCE_FLUSH_RANGE or SROCE_FLUSH_MR */
+			__u8 reserved[14];
+		} flush;
 		struct {        /* UD and GSI: address handle by kernel handle */
 			__u32 ah_handle;
 			__u32 remote_qpn;
@@ -264,6 +293,18 @@ struct sroce_create_srq_req {
 	__u64 comp_mask;
 };
 #define SROCE_CREATE_SRQ_REQ_MASK 0ull
+
+/* reg_mr's driver data: the FLUSH rights (SROCE_ACCESS_FLUSH_*), which
+ * Linux 6.1's ib_core refuses among the access flags. The kernel adds them
+ * to the access flags; a bit outside them is EINVAL, persistence
+ * EOPNOTSUPP. The provider sends this only with a FLUSH right. */
+struct sroce_reg_mr_req {
+	__u64 comp_mask;
+	__u32 flush_access;
+	__u32 reserved;
+};
+#define SROCE_REG_MR_REQ_FLUSH_ACCESS (1ull << 0) /* flush_access is set */
+#define SROCE_REG_MR_REQ_MASK SROCE_REG_MR_REQ_FLUSH_ACCESS
 
 struct sroce_ring_info {
 	__u64 offset;           /* mmap offset */

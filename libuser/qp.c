@@ -185,7 +185,7 @@ static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr 
 			wqe->imm_or_inv = wr->imm_data;
 		return 0;
 	}
-	switch (wr->opcode) {
+	switch ((unsigned int)wr->opcode) { /* SROCE_WQE_FLUSH is not in 44's enum */
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		wqe->imm_or_inv = wr->imm_data;
 		/* fall through */
@@ -210,8 +210,9 @@ static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr 
 		wqe->imm_or_inv = wr->invalidate_rkey;
 		break;
 	case IBV_WR_ATOMIC_WRITE:
-		/* ibv_send_wr has no field for its 8 bytes: ibv_wr_atomic_write
-		 * only (qp_ex.c), as librxe. */
+	case SROCE_WQE_FLUSH:
+		/* ibv_send_wr has no field for ATOMIC WRITE's 8 bytes or FLUSH's
+		 * type and level: the builders only (qp_ex.c), as librxe. */
 		return EINVAL;
 	case IBV_WR_BIND_MW:
 		if (!wr->bind_mw.bind_info.mr)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "infiniband/srocedv.h"
 #include "sroce.h"
 
 /* Which builders each QP type has. Memory windows, invalidation, XRC and
@@ -22,7 +23,7 @@
 	(SROCE_QP_EX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 #define SROCE_QP_EX_RC_OPS \
 	(SROCE_QP_EX_UC_OPS | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE | SROCEDV_QP_EX_WITH_FLUSH)
 
 int sroce_qp_ex_check_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
@@ -109,12 +110,13 @@ static struct sroce_wqe *batch_cur(struct ibv_qp_ex *ex)
 }
 
 /* batch_cur for the data setters: an ATOMIC WRITE has its 8 bytes already
- * and takes no gather list or inline data (the batch fails, EINVAL). */
+ * and a FLUSH has none; neither takes a gather list or inline data (the
+ * batch fails, EINVAL). */
 static struct sroce_wqe *batch_cur_data(struct ibv_qp_ex *ex)
 {
 	struct sroce_wqe *wqe = batch_cur(ex);
 
-	if (wqe && wqe->opcode == IBV_WR_ATOMIC_WRITE) {
+	if (wqe && (wqe->opcode == IBV_WR_ATOMIC_WRITE || wqe->opcode == SROCE_WQE_FLUSH)) {
 		batch_fail(&ex_to_sqp(ex)->batch, EINVAL);
 		return NULL;
 	}
@@ -269,6 +271,31 @@ static void wr_atomic_write(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t remote
 
 	if (wqe)
 		memcpy(&wqe->rdma.compare_add, atomic_wr, sizeof(wqe->rdma.compare_add));
+}
+
+_Static_assert(SROCEDV_FLUSH_GLOBAL == SROCE_FLUSH_GLOBAL && SROCEDV_FLUSH_PERSISTENT == SROCE_FLUSH_PERSISTENT &&
+		       SROCEDV_FLUSH_RANGE == SROCE_FLUSH_RANGE && SROCEDV_FLUSH_MR == SROCE_FLUSH_MR,
+	       "FLUSH's WQE fields take the srocedv values");
+
+/* IBA 1.5 FLUSH: srocedv_wr_flush (srocedv.c) on a sroce QP. */
+void sroce_wr_flush(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t remote_addr, size_t len,
+		    uint8_t type, uint8_t level)
+{
+	const uint8_t types = SROCEDV_FLUSH_GLOBAL | SROCEDV_FLUSH_PERSISTENT;
+	struct sroce_wqe *wqe = claim_rdma(ex, SROCEDV_QP_EX_WITH_FLUSH,
+					   (enum ibv_wr_opcode)SROCE_WQE_FLUSH, rkey, remote_addr);
+
+	if (!wqe)
+		return;
+	if (!type || (type & ~types) || level > SROCEDV_FLUSH_MR ||
+	    (level == SROCEDV_FLUSH_RANGE && len > UINT32_MAX)) {
+		batch_fail(&ex_to_sqp(ex)->batch, EINVAL);
+		return;
+	}
+	/* The whole MR: the RETH's length means nothing, as rdma-core 45. */
+	wqe->flush.length = level == SROCEDV_FLUSH_RANGE ? (uint32_t)len : 0;
+	wqe->flush.type = type;
+	wqe->flush.level = level;
 }
 
 static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t remote_qpn,

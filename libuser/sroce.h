@@ -215,6 +215,8 @@ int sroce_sq_doorbell(struct ibv_qp *ibqp);
 int sroce_qp_ex_check_ops(enum ibv_qp_type type, uint64_t send_ops_flags);
 /* Installs the builders and marks the QP VERBS_QP_EX. */
 void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t send_ops_flags);
+void sroce_wr_flush(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t remote_addr, size_t len,
+		    uint8_t type, uint8_t level);
 
 /* qp.c */
 struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);

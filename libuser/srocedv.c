@@ -112,3 +112,14 @@ struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *
 	}
 	return srq;
 }
+
+void srocedv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,
+		      uint8_t type, uint8_t level)
+{
+	/* Another provider's QP has no batch to record the error in. */
+	if (!qp || !sroce_is_sroce_context(qp->qp_base.context)) {
+		errno = EOPNOTSUPP;
+		return;
+	}
+	sroce_wr_flush(qp, rkey, remote_addr, len, type, level);
+}

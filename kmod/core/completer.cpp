@@ -197,15 +197,15 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	SendWqe &w = swqe(comp_.sq_done);
 	bool atomic_resp = pi.flags & ib::op_atomic;
 	bool read_wqe = w.wqe.opcode == ib::wr_rdma_read;
-	// An ATOMIC WRITE's answer: a READ RESPONSE ONLY without payload.
-	bool awrite_wqe = is_atomic_write(w.wqe.opcode);
-	bool awrite_resp = !atomic_resp && (pi.flags & ib::op_only) && pi.payload_len == 0;
+	// An ATOMIC WRITE's or FLUSH's answer: a READ RESPONSE ONLY without payload.
+	bool empty_wqe = is_empty_answer(w.wqe.opcode);
+	bool empty_resp = !atomic_resp && (pi.flags & ib::op_only) && pi.payload_len == 0;
 	s32 ahead = psn_diff(psn, comp_.unacked_psn);
 	if (ahead < 0)
 		return; // a duplicate
 	if (!w.started || psn_diff(psn, w.first_psn) < 0 || psn_diff(psn, w.last_psn) > 0 ||
 	    (atomic_resp ? !is_atomic(w.wqe.opcode) || psn != w.first_psn
-			 : awrite_wqe ? !awrite_resp : !read_wqe)) {
+			 : empty_wqe ? !empty_resp : !read_wqe)) {
 		if (ahead == 0)
 			fail_send_locked(w, ib::wc_bad_resp_err, b);
 		return; // ahead of a gap: not ours to judge yet
@@ -219,8 +219,9 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 			resend_read_gap_locked(u32(ahead));
 		return;
 	}
-	if (awrite_wqe) {
-		// Nothing to place: the response says the 8 bytes are stored.
+	if (empty_wqe) {
+		// Nothing to place: the response says the 8 bytes are stored or
+		// the range is flushed.
 	} else if (atomic_resp) {
 		u64 orig = pi.hdr.atomic_ack_eth.orig;
 		auto r = sge_scatter(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, 0,
@@ -330,6 +331,7 @@ void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
 	case ib::wr_atomic_cmp_swp: c.opcode = ib::wc_comp_swap; break;
 	case ib::wr_atomic_fetch_add: c.opcode = ib::wc_fetch_add; break;
 	case ib::wr_atomic_write: c.opcode = ib::wc_atomic_write; break;
+	case ib::wr_flush: c.opcode = ib::wc_flush; break;
 	default: c.opcode = ib::wc_send; break;
 	}
 	if (w.status == ib::wc_success && c.opcode == ib::wc_rdma_read)

@@ -19,10 +19,15 @@ enum : u32 {
 	zero_based = 1u << 5,
 	on_demand = 1u << 6,
 	hugetlb = 1u << 7,
+	// IBA 1.5 FLUSH targets (IB_ACCESS_FLUSH_*, named from Linux 6.2 on).
+	flush_global = 1u << 8,
+	flush_persistent = 1u << 9,
 
 	remote = remote_write | remote_read | remote_atomic,
-	// What an MR of this device can be registered with.
-	mr_supported = local_write | remote | mw_bind,
+	flush = flush_global | flush_persistent,
+	// What an MR of this device can be registered with. Not persistence:
+	// sroce cannot make memory durable, so no FLUSH can promise it.
+	mr_supported = local_write | remote | mw_bind | flush_global,
 };
 } // namespace access
 
@@ -75,6 +80,7 @@ enum WrOpcode : u8 {
 	wr_local_inv = 7,
 	wr_bind_mw = 8,
 	wr_send_inv = 9,
+	wr_flush = 14,	      // IBA 1.5: SROCE_WQE_FLUSH (requester.cpp)
 	wr_atomic_write = 15, // IBA 1.5: SROCE_WQE_ATOMIC_WRITE (requester.cpp)
 };
 
@@ -113,6 +119,7 @@ enum WcOpcode : u8 {
 	wc_fetch_add = 4,
 	wc_bind_mw = 5,
 	wc_local_inv = 6,
+	wc_flush = 8,	     // IB_UVERBS_WC_FLUSH
 	wc_atomic_write = 9, // IBV_WC_ATOMIC_WRITE
 	wc_recv = 1 << 7,
 	wc_recv_rdma_imm = wc_recv + 1,

@@ -142,7 +142,8 @@ ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup_lkey(u32 lkey, u32 pdn, u64 
 
 ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup_rkey(u32 rkey, u32 pdn, u64 addr, u64 len,
 							  u32 need_access) const {
-	if (KTL_WARN_ON(!(need_access & acc::remote) || (need_access & ~u32(acc::remote))))
+	constexpr u32 remote = acc::remote | acc::flush;
+	if (KTL_WARN_ON(!(need_access & remote) || (need_access & ~remote)))
 		return Error::from_errno(err::inval);
 	return lookup(rkey, pdn, addr, len, need_access);
 }

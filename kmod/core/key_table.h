@@ -58,7 +58,7 @@ public:
 	// Local: need_access is a subset of LOCAL_WRITE | MW_BIND (0 = read).
 	ktl::Result<ktl::RefPtr<Mr>> lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len,
 						  u32 need_access) const;
-	// Remote: need_access is one or more of the REMOTE_* rights.
+	// Remote: need_access is one or more of the REMOTE_* and FLUSH_* rights.
 	ktl::Result<ktl::RefPtr<Mr>> lookup_rkey(u32 rkey, u32 pdn, u64 addr, u64 len,
 						  u32 need_access) const;
 

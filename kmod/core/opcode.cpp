@@ -5,7 +5,7 @@ namespace sroce::ib {
 namespace {
 
 struct Def {
-	u8 code; // operation within its transport (0x00..0x17, 0x1d)
+	u8 code; // operation within its transport (0x00..0x17, 0x1c, 0x1d)
 	const char *name;
 	u32 flags;
 };
@@ -52,6 +52,7 @@ constexpr u32 only = op_first | op_last | op_only;
 	    req | op_last | op_payload | op_send | op_ieth},                                       \
 	Def{op::send_only_inv, P "SEND_ONLY_WITH_INVALIDATE",                                      \
 	    req | only | op_payload | op_send | op_ieth},                                          \
+	Def{op::flush, P "FLUSH", req | only | op_feth | op_reth | op_flush},                        \
 	Def{op::atomic_write, P "ATOMIC_WRITE", req | only | op_payload | op_reth | op_atomic_write}
 
 constexpr Def rc_defs[] = {SROCE_IB_OPS("RC_")};
@@ -100,7 +101,7 @@ struct ExtLen {
 };
 constexpr ExtLen ext_order[] = {
 	{op_rdeth, len::rdeth},	    {op_deth, len::deth},	{op_xrceth, len::xrceth},
-	{op_reth, len::reth},	    {op_atomic_eth, len::atomic_eth}, {op_aeth, len::aeth},
+	{op_feth, len::feth},	    {op_reth, len::reth},	    {op_atomic_eth, len::atomic_eth}, {op_aeth, len::aeth},
 	{op_atomic_ack_eth, len::atomic_ack_eth}, {op_immdt, len::immdt}, {op_ieth, len::ieth},
 };
 
@@ -158,7 +159,13 @@ static_assert(table.e[op::rc + op::atomic_write].length == 12 + 16);
 static_assert(table.e[op::xrc + op::atomic_write].length == 12 + 4 + 16);
 static_assert(!(table.e[op::uc + op::atomic_write].flags & op_valid));
 static_assert(!(table.e[op::rd + op::atomic_write].flags & op_valid));
-static_assert(!(table.e[op::rc + 0x1c].flags & op_valid)); // FLUSH: not yet
+// FLUSH: RC and XRC only (IBA 1.5 table 35), FETH before RETH, no payload.
+static_assert(table.e[op::rc + op::flush].length == 12 + 4 + 16);
+static_assert(table.e[op::xrc + op::flush].length == 12 + 4 + 4 + 16);
+static_assert(!(table.e[op::rc + op::flush].flags & op_payload));
+static_assert(!(table.e[op::uc + op::flush].flags & op_valid));
+static_assert(!(table.e[op::rd + op::flush].flags & op_valid));
+static_assert(!(table.e[op::rc + 0x1e].flags & op_valid));
 
 bool str_eq(const char *a, const char *b) {
 	while (*a && *a == *b) {

@@ -15,6 +15,7 @@ constexpr u32 bth = 12;
 constexpr u32 rdeth = 4;
 constexpr u32 deth = 8;
 constexpr u32 xrceth = 4;
+constexpr u32 feth = 4;
 constexpr u32 reth = 16;
 constexpr u32 atomic_eth = 28;
 constexpr u32 aeth = 4;
@@ -56,13 +57,15 @@ enum OpFlag : u32 {
 	op_cnp = 1u << 22,
 	op_resync = 1u << 23,
 	op_atomic_write = 1u << 24, // IBA 1.5: RETH + 8 bytes, answered like a READ
+	op_feth = 1u << 25,	    // IBA 1.5 FLUSH extended transport header
+	op_flush = 1u << 26,	    // IBA 1.5: FETH + RETH, no payload, answered like a READ
 };
 
 // Requests a responder answers from a replay slot (IBTA 9.7.5.1.3), not
-// with an ACK: READ, ATOMIC and ATOMIC WRITE.
-constexpr u32 op_slot_request = op_read | op_atomic | op_atomic_write;
+// with an ACK: READ, ATOMIC, ATOMIC WRITE and FLUSH.
+constexpr u32 op_slot_request = op_read | op_atomic | op_atomic_write | op_flush;
 
-constexpr u32 op_ext_mask = op_rdeth | op_deth | op_xrceth | op_reth | op_atomic_eth | op_aeth |
+constexpr u32 op_ext_mask = op_rdeth | op_deth | op_xrceth | op_feth | op_reth | op_atomic_eth | op_aeth |
 			    op_atomic_ack_eth | op_immdt | op_ieth;
 
 struct OpcodeInfo {
@@ -106,6 +109,7 @@ enum : u8 {
 	resync = 0x15, // RD only
 	send_last_inv = 0x16,
 	send_only_inv = 0x17,
+	flush = 0x1c,	     // IBA 1.5, RC and XRC
 	atomic_write = 0x1d, // IBA 1.5, RC and XRC
 
 	cnp = 0x81,

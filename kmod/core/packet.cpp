@@ -66,6 +66,11 @@ void read_ext(const u8 *bth, u8 opcode, u32 flags, Headers *h) {
 	}
 	if (flags & op_xrceth)
 		h->xrceth.srqn = get_be24(bth + ext_offset(opcode, op_xrceth) + 1);
+	if (flags & op_feth) {
+		u32 v = get_be32(bth + ext_offset(opcode, op_feth));
+		h->feth.placement = u8(v & 0xf);
+		h->feth.selectivity = u8((v >> 4) & 3);
+	}
 	if (flags & op_reth) {
 		const u8 *p = bth + ext_offset(opcode, op_reth);
 		h->reth.va = get_be64(p);
@@ -109,6 +114,8 @@ void write_ext(u8 *bth, u8 opcode, u32 flags, const Headers &h) {
 		p[0] = 0;
 		put_be24(p + 1, h.xrceth.srqn & 0xffffff);
 	}
+	if (flags & op_feth)
+		put_be32(bth + ext_offset(opcode, op_feth), u32(h.feth.placement & 0xf) | u32(h.feth.selectivity & 3) << 4);
 	if (flags & op_reth) {
 		u8 *p = bth + ext_offset(opcode, op_reth);
 		put_be64(p, h.reth.va);

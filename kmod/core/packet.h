@@ -47,6 +47,20 @@ struct XrcEth {
 	u32 srqn = 0; // 24 bits
 };
 
+// FLUSH (IBA 1.5): which placement the requester wants (bits 3..0: 1 global
+// visibility, 2 persistence) and of what (bits 5..4: 0 the RETH's range, 1
+// the whole memory region). The other bits are reserved.
+namespace flush {
+constexpr u8 global = 1 << 0;
+constexpr u8 persistent = 1 << 1;
+constexpr u8 level_range = 0;
+constexpr u8 level_region = 1;
+} // namespace flush
+struct Feth {
+	u8 placement = 0; // 4 bits
+	u8 selectivity = 0; // 2 bits
+};
+
 struct Reth {
 	u64 va = 0;
 	u32 rkey = 0;
@@ -118,6 +132,7 @@ struct Headers {
 	Rdeth rdeth;
 	Deth deth;
 	XrcEth xrceth;
+	Feth feth;
 	Reth reth;
 	AtomicEth atomic_eth;
 	Aeth aeth;

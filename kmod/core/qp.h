@@ -51,9 +51,14 @@ inline bool is_atomic(u8 op) { return op == ib::wr_atomic_cmp_swp || op == ib::w
 // READ RESPONSE ONLY. Like a READ or ATOMIC it takes a max_rd_atomic credit
 // and a responder slot, and only its response completes it.
 inline bool is_atomic_write(u8 op) { return op == ib::wr_atomic_write; }
-inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomic(op) || is_atomic_write(op); }
+// FLUSH (IBA 1.5 9.4.6): makes earlier writes to a range or a whole MR
+// visible; no payload either way, answered and counted as ATOMIC WRITE is.
+inline bool is_flush(u8 op) { return op == ib::wr_flush; }
+// Answered by a READ RESPONSE ONLY without payload.
+inline bool is_empty_answer(u8 op) { return is_atomic_write(op) || is_flush(op); }
+inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomic(op) || is_empty_answer(op); }
 // One request packet, whatever the length (the response says how much).
-inline bool is_single_request(u8 op) { return is_atomic(op) || is_atomic_write(op); }
+inline bool is_single_request(u8 op) { return is_atomic(op) || is_empty_answer(op); }
 inline bool has_imm(u8 op) { return op == ib::wr_send_imm || op == ib::wr_rdma_write_imm; }
 inline bool is_write(u8 op) { return op == ib::wr_rdma_write || op == ib::wr_rdma_write_imm; }
 
@@ -111,9 +116,9 @@ struct ReadAtomicRes {
 	u32 orig_len = 0;
 	// ATOMIC: the original value, replayed without executing again.
 	u64 orig = 0;
-	// ATOMIC WRITE: a zero-length READ response, sent again for a duplicate
-	// without storing again.
-	bool atomic_write = false;
+	// ATOMIC WRITE and FLUSH: a zero-length READ response, sent again for a
+	// duplicate without executing again.
+	bool empty_answer = false;
 };
 
 // The requester's state (requester.cpp), under the QP lock: what was
@@ -305,6 +310,7 @@ private:
 	void give_up_replay_locked();
 	void execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b);
+	bool execute_flush_locked(const RxPacket &rx, sroce_env_batch *b);
 	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 error
 	void send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b);
 	void nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b);

@@ -192,7 +192,7 @@ ktl::Result<void> Qp::check_modify_locked(const sroce_core_qp_attr &a, u32 mask)
 			return Error::from_errno(err::inval);
 	if ((mask & ib::attr_access_flags) &&
 	    (a.qp_access_flags & ~u32(ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				       ib::access::remote_atomic | ib::access::mw_bind)))
+				       ib::access::remote_atomic | ib::access::mw_bind | ib::access::flush)))
 		return Error::from_errno(err::inval);
 	if ((mask & ib::attr_av) && !a.path)
 		return Error::from_errno(err::inval);

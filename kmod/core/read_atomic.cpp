@@ -2,7 +2,8 @@
 // ring of max_dest_rd_atomic replay slots, READ responses streamed from the
 // slots within a budget, and duplicates answered again from them (a READ
 // re-read from memory under today's access rules, an ATOMIC replayed from
-// its saved result, an ATOMIC WRITE answered again without a second store).
+// its saved result, an ATOMIC WRITE or FLUSH answered again without
+// executing again).
 // Duplicate SEND/WRITEs are ACKed again.
 #include "key_table.h"
 #include "mr.h"
@@ -44,6 +45,7 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	u32 psn = pi.hdr.bth.psn;
 	bool atomic = pi.flags & ib::op_atomic;
 	bool awrite = pi.flags & ib::op_atomic_write;
+	bool flush = pi.flags & ib::op_flush;
 	// No responder resources granted (max_dest_rd_atomic 0): no READ or
 	// ATOMIC may come (IBTA 9.7.5.1.3, invalid request).
 	if (max_dest_rd_atomic_ == 0) {
@@ -54,8 +56,12 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	ReadAtomicRes &e = resp_.res[resp_.res_next % slots];
 	if (e.pending && e.replay)
 		give_up_replay_locked();
-	u32 needs = atomic ? ib::access::remote_atomic : awrite ? ib::access::remote_write : ib::access::remote_read;
-	if (e.pending || !(access_ & needs)) {
+	// FLUSH's rights depend on its placement types (execute_flush_locked).
+	u32 needs = atomic ? u32(ib::access::remote_atomic)
+		    : awrite ? u32(ib::access::remote_write)
+		    : flush  ? 0u
+			     : u32(ib::access::remote_read);
+	if (e.pending || (access_ & needs) != needs) {
 		// More outstanding than max_dest_rd_atomic, or not allowed.
 		nak_and_error_locked(e.pending ? ib::NakCode::invalid_request : ib::NakCode::remote_access, psn, b);
 		return;
@@ -86,10 +92,10 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 			n.orig = __atomic_fetch_add(p, a.swap_add, __ATOMIC_SEQ_CST);
 		}
 		n.last_psn = psn;
-	} else if (awrite) {
-		if (!execute_atomic_write_locked(rx, b))
+	} else if (awrite || flush) {
+		if (!(awrite ? execute_atomic_write_locked(rx, b) : execute_flush_locked(rx, b)))
 			return;
-		n.atomic_write = true;
+		n.empty_answer = true;
 		n.last_psn = psn;
 	} else {
 		const ib::Reth &r = pi.hdr.reth;
@@ -135,6 +141,37 @@ bool Qp::execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return false;
 	}
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	return true;
+}
+
+// FLUSH (IBA 1.5 9.4.6): the placement types asked for (global visibility,
+// persistence) of the RETH's range or of the whole MR, each allowed by the
+// matching FLUSH right of the QP and of the MR, as rxe requires. A range
+// needs its start inside the MR even at length 0 (as rxe); the whole MR
+// ignores the RETH's address and length. Earlier requests of this QP were
+// placed before this one is executed (in PSN order, synchronously), so
+// global visibility needs only a full barrier. An MR never has the
+// persistence right here (ib::access::mr_supported). false when refused
+// (NAKed, the QP is in error).
+bool Qp::execute_flush_locked(const RxPacket &rx, sroce_env_batch *b) {
+	const ib::PacketInfo &pi = rx.pi;
+	const ib::Feth &f = pi.hdr.feth;
+	const ib::Reth &r = pi.hdr.reth;
+	u32 psn = pi.hdr.bth.psn;
+	constexpr u8 types = ib::flush::global | ib::flush::persistent;
+	if (!f.placement || (f.placement & ~types) || f.selectivity > ib::flush::level_region) {
+		nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
+		return false;
+	}
+	u32 needs = (f.placement & ib::flush::global ? u32(ib::access::flush_global) : 0u) |
+		    (f.placement & ib::flush::persistent ? u32(ib::access::flush_persistent) : 0u);
+	// The whole MR: the key and rights alone (a zero length skips the bounds).
+	u64 len = f.selectivity == ib::flush::level_region ? 0 : ktl::max(r.length, 1u);
+	if ((access_ & needs) != needs || dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, len, needs).is_error()) {
+		nak_and_error_locked(ib::NakCode::remote_access, psn, b);
+		return false;
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return true;
 }
 
@@ -221,7 +258,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 			return; // older than the replay slots: nothing to answer
 		u32 slots = res_slots();
 		ReadAtomicRes *e = &resp_.res[idx % slots];
-		if (e->atomic_write) {
+		if (e->empty_answer) {
 			e->req_psn = e->next_psn = e->first_psn;
 		} else if (!e->atomic) {
 			const ib::Reth &r = pi.hdr.reth;

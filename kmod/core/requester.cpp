@@ -13,6 +13,9 @@ using ktl::Error;
 namespace err = ktl::err;
 
 static_assert(ib::wr_atomic_write == SROCE_WQE_ATOMIC_WRITE); // posted by user space with this value
+static_assert(ib::wr_flush == SROCE_WQE_FLUSH);
+static_assert(ib::flush::global == SROCE_FLUSH_GLOBAL && ib::flush::persistent == SROCE_FLUSH_PERSISTENT);
+static_assert(ib::flush::level_range == SROCE_FLUSH_RANGE && ib::flush::level_region == SROCE_FLUSH_MR);
 
 
 ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
@@ -36,6 +39,14 @@ ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE) || w.num_sge)
 			return Error::from_errno(err::inval);
 		break;
+	case ib::wr_flush: {
+		// No payload; the FETH carries one or both placement types and a level.
+		constexpr u8 types = ib::flush::global | ib::flush::persistent;
+		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE) || w.num_sge || !w.flush.type ||
+		    (w.flush.type & ~types) || w.flush.level > ib::flush::level_region)
+			return Error::from_errno(err::inval);
+		break;
+	}
 	default:
 		return Error::from_errno(err::inval);
 	}
@@ -108,6 +119,7 @@ u8 Qp::wire_opcode(const SendWqe &w, bool first, bool last) const {
 	case ib::wr_atomic_cmp_swp: return u8(base | compare_swap);
 	case ib::wr_atomic_fetch_add: return u8(base | fetch_add);
 	case ib::wr_atomic_write: return u8(base | atomic_write);
+	case ib::wr_flush: return u8(base | ib::op::flush);
 	default: break;
 	}
 	bool write = is_write(op), imm = has_imm(op);
@@ -147,7 +159,7 @@ bool Qp::route_packet_locked(SendWqe &w, RequestPacket &p, sroce_env_batch *b) {
 	return true;
 }
 
-// The packet at req_.cur_offset of w: its extended headers (RETH, AtomicETH,
+// The packet at req_.cur_offset of w: its extended headers (FETH, RETH, AtomicETH,
 // ImmDt), how much payload it carries, its opcode, PSN and SE bit.
 void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 	u8 op = w.wqe.opcode;
@@ -166,6 +178,12 @@ void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 		h.atomic_eth.rkey = w.wqe.rdma.rkey;
 		h.atomic_eth.swap_add = op == ib::wr_atomic_cmp_swp ? w.wqe.rdma.swap : w.wqe.rdma.compare_add;
 		h.atomic_eth.compare = w.wqe.rdma.compare_add;
+	} else if (is_flush(op)) { // no payload: FETH and RETH only
+		h.feth.placement = w.wqe.flush.type;
+		h.feth.selectivity = w.wqe.flush.level;
+		h.reth.va = w.wqe.flush.remote_addr;
+		h.reth.rkey = w.wqe.flush.rkey;
+		h.reth.length = w.wqe.flush.length;
 	} else {
 		p.payload = u32(ktl::min(w.length - p.off, u64(mtu_b)));
 		p.last = p.off + p.payload == w.length;

@@ -10,6 +10,7 @@
 #include <linux/capability.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/version.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <rdma/ib_umem.h>
@@ -17,10 +18,16 @@
 #include "sroce.h"
 
 /* What an MR can be registered with; the IB_ACCESS_OPTIONAL bits (relaxed
- * ordering) are hints a device may ignore. */
+ * ordering) are hints a device may ignore. FLUSH to global visibility (abi),
+ * not to persistence. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static_assert(SROCE_ACCESS_FLUSH_GLOBAL == IB_ACCESS_FLUSH_GLOBAL);
+static_assert(SROCE_ACCESS_FLUSH_PERSISTENT == IB_ACCESS_FLUSH_PERSISTENT);
+#endif
 #define SROCE_MR_ACCESS                                                                   \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |         \
-	 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND)
+	 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND | SROCE_ACCESS_FLUSH_GLOBAL)
+#define SROCE_ACCESS_FLUSH (SROCE_ACCESS_FLUSH_GLOBAL | SROCE_ACCESS_FLUSH_PERSISTENT)
 
 struct sroce_mr {
 	struct ib_mr ibmr;
@@ -80,11 +87,11 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length
 				       int access, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_reg_mr_req req;
 	struct sroce_core_mr_init init = {
 		.pd = core_pd(ibpd),
 		.iova = iova,
 		.length = length,
-		.access = access & ~IB_ACCESS_OPTIONAL,
 		.page_shift = PAGE_SHIFT,
 		.user = 1,
 		.release = sroce_umem_release,
@@ -96,17 +103,25 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length
 	u64 span;
 	int err;
 
+	/* The FLUSH rights of the driver data (abi: 6.1's ib_core refuses
+	 * them among the access flags). */
+	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_REG_MR_REQ_MASK, 0);
+	if (err)
+		return ERR_PTR(err);
+	if (req.reserved || (req.flush_access & ~SROCE_ACCESS_FLUSH) ||
+	    (req.flush_access && !(req.comp_mask & SROCE_REG_MR_REQ_FLUSH_ACCESS)))
+		return ERR_PTR(-EINVAL);
+	access |= req.flush_access;
+	init.access = access & ~IB_ACCESS_OPTIONAL;
 	/* ib_check_mr_access already refused remote write/atomic without
 	 * local write (EINVAL); what is left that we cannot do is EOPNOTSUPP
-	 * (zero-based, hugetlb and on-demand paging), as rxe does. */
+	 * (zero-based, hugetlb, on-demand paging and FLUSH to persistence),
+	 * as rxe does. */
 	if (access & ~(SROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
 		return ERR_PTR(-EOPNOTSUPP);
 	/* pages[0] must hold iova at the same page offset as start. */
 	if ((start ^ iova) & ~PAGE_MASK)
 		return ERR_PTR(-EINVAL);
-	/* No driver request is defined: only zeros are safe to ignore. */
-	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return ERR_PTR(-EOPNOTSUPP);
 	/* The core checks length and npages before anything is pinned. */
 	if (check_add_overflow(length, (u64)offset_in_page(iova) + PAGE_SIZE - 1, &span))
 		return ERR_PTR(-EINVAL);

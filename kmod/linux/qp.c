@@ -384,9 +384,10 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 
 	if (wr->opcode > U8_MAX || wr->num_sge < 0 || wr->num_sge > U8_MAX)
 		return -EINVAL;
-	/* ATOMIC WRITE (named from 6.2 on) is user space's: no kernel user
-	 * posts it, and its 8 bytes have no field of their own in ib_send_wr. */
-	if (wr->opcode == SROCE_WQE_ATOMIC_WRITE)
+	/* ATOMIC WRITE and FLUSH (named from 6.2 on) are user space's: no
+	 * kernel user posts them, and ib_send_wr has no field for ATOMIC
+	 * WRITE's 8 bytes or FLUSH's type and level. */
+	if (wr->opcode == SROCE_WQE_ATOMIC_WRITE || wr->opcode == SROCE_WQE_FLUSH)
 		return -EOPNOTSUPP;
 	sroce_send_wr_fields(&qp->ibqp, wr, &wqe);
 	if (wr->send_flags & IB_SEND_INLINE) {

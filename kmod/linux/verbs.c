@@ -22,15 +22,19 @@
 /* Capabilities backed by code that exists today; the list grows with it.
  * The responder sends RNR NAKs. (No SRQ_RESIZE: modify_srq cannot grow an
  * SRQ.) */
-/* IBA 1.5 ATOMIC WRITE (abi): uverbs hands all 64 bits of device_cap_flags
- * to user space on 6.1 too, where the headers do not name the bit yet. */
+/* IBA 1.5 ATOMIC WRITE and FLUSH to global visibility (abi): uverbs hands
+ * all 64 bits of device_cap_flags to user space on 6.1 too, where the
+ * headers do not name the bits yet. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 static_assert(SROCE_DEVICE_CAP_ATOMIC_WRITE == IB_UVERBS_DEVICE_ATOMIC_WRITE);
 static_assert(SROCE_WQE_ATOMIC_WRITE == IB_UVERBS_WR_ATOMIC_WRITE);
+static_assert(SROCE_DEVICE_CAP_FLUSH_GLOBAL == IB_UVERBS_DEVICE_FLUSH_GLOBAL);
+static_assert(SROCE_DEVICE_CAP_FLUSH_PERSISTENT == IB_UVERBS_DEVICE_FLUSH_PERSISTENT);
+static_assert(SROCE_WQE_FLUSH == IB_UVERBS_WR_FLUSH);
 #endif
 #define SROCE_DEVICE_CAP_FLAGS                                                               \
 	(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN | \
-	 SROCE_DEVICE_CAP_ATOMIC_WRITE)
+	 SROCE_DEVICE_CAP_ATOMIC_WRITE | SROCE_DEVICE_CAP_FLUSH_GLOBAL)
 
 /* Straight from param.h: the core enforces the same values. */
 static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

@@ -231,6 +231,8 @@ std::string format_text(const Decoded &d, const timeval &ts, const FormatOptions
 			s += fmt(", deth qkey 0x%08x src_qp 0x%06x", h.deth.qkey, h.deth.src_qp);
 		if (f & op_xrceth)
 			s += fmt(", xrceth srqn 0x%06x", h.xrceth.srqn);
+		if (f & op_feth)
+			s += fmt(", feth placement 0x%x level %u", h.feth.placement, h.feth.selectivity);
 		if (f & op_reth)
 			s += fmt(", reth va 0x%" PRIx64 " rkey 0x%08x len %u", uint64_t(h.reth.va),
 				 h.reth.rkey, h.reth.length);
@@ -369,6 +371,12 @@ std::string format_json(const Decoded &d, const timeval &ts) {
 		if (f & op_xrceth) {
 			j.open("xrceth");
 			j.num("srqn", h.xrceth.srqn);
+			j.close();
+		}
+		if (f & op_feth) {
+			j.open("feth");
+			j.num("placement", h.feth.placement);
+			j.num("selectivity", h.feth.selectivity);
 			j.close();
 		}
 		if (f & op_reth) {

@@ -30,6 +30,12 @@ TEST_CASE("MR registration validates its arguments", "[core][mr]") {
 		CHECK(create(init) == -EINVAL);
 		init.access = 1u << 20;
 		CHECK(create(init) == -EINVAL);
+		// FLUSH to persistence: sroce cannot make memory durable.
+		init.access = acc::flush_persistent | acc::local_write;
+		CHECK(create(init) == -EINVAL);
+		init.access = acc::flush_global | acc::remote_read; // FLUSH to global visibility is fine
+		REQUIRE(create(init) == 0);
+		sroce_core_mr_destroy(mr);
 	}
 	SECTION("remote write or atomic without local write") {
 		init.access = acc::remote_write;

@@ -171,11 +171,17 @@ TEST_CASE("opcode table: names, transports and lengths", "[packet][opcode]") {
 		CHECK(oi.length <= len::max_headers);
 		CHECK(bool(oi.flags & op_request) + bool(oi.flags & op_response) + bool(oi.flags & op_cnp) == 1);
 	}
-	// RC 24, UC 12, RD 22, UD 2, CNP 1, XRC 24 (RC and XRC: ATOMIC WRITE).
-	CHECK(valid == 85);
+	// RC 25, UC 12, RD 22, UD 2, CNP 1, XRC 25 (RC and XRC: FLUSH and ATOMIC WRITE).
+	CHECK(valid == 87);
 	CHECK(opcode_by_name("RC_ATOMIC_WRITE") == 0x1d);
 	CHECK(opcode_by_name("XRC_ATOMIC_WRITE") == 0xbd);
-	for (int r : {0x15, 0x18, 0x1c, 0x1f, 0x3d, 0x5d, 0x2c, 0x3f, 0x56, 0x60, 0x63, 0x66, 0x80, 0x82, 0x9f, 0xb5, 0xb8,
+	CHECK(opcode_by_name("RC_FLUSH") == 0x1c);
+	CHECK(opcode_by_name("XRC_FLUSH") == 0xbc);
+	CHECK(ext_offset(op::rc + op::flush, op_feth) == 12);
+	CHECK(ext_offset(op::rc + op::flush, op_reth) == 16);
+	CHECK(ext_offset(op::xrc + op::flush, op_feth) == 16);
+	CHECK(ext_offset(op::xrc + op::flush, op_reth) == 20);
+	for (int r : {0x15, 0x18, 0x1e, 0x1f, 0x3c, 0x3d, 0x5d, 0x2c, 0x3f, 0x56, 0x60, 0x63, 0x66, 0x80, 0x82, 0x9f, 0xb5, 0xb8,
 		      0xc0, 0xff})
 		CHECK_FALSE(opcode_valid(u8(r)));
 	CHECK(opcode_by_name("RC_BOGUS") == -1);

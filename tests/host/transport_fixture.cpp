@@ -179,6 +179,17 @@ int Fixture::modify_state(Qp &q, unsigned int state) {
 	return rc;
 }
 
+int Fixture::modify_access(Qp &q, unsigned int access) {
+	sroce_core_qp_attr a{};
+	a.qp_state = ib::qps_rts;
+	a.qp_access_flags = access;
+	int rc = 0;
+	sim_.call([&](sroce_env_batch *b) {
+		rc = sroce_core_qp_modify(q.qp, &a, ib::attr_state | ib::attr_access_flags, b);
+	});
+	return rc;
+}
+
 void Fixture::connect(Qp &a, Qp &b, unsigned int path_mtu, unsigned int psn_a, unsigned int psn_b,
 		      unsigned int timeout, unsigned int retry, unsigned int rnr_retry, unsigned int rd_atomic) {
 	for (int side = 0; side < 2; side++) {

@@ -84,6 +84,8 @@ public:
 		     unsigned int rd_atomic = 16);
 	void to_ud_rts(Qp &q, unsigned int qkey);
 	int modify_state(Qp &q, unsigned int state);
+	// RTS -> RTS with new IB_ACCESS_* rights.
+	int modify_access(Qp &q, unsigned int access);
 	sroce_core_ah *ah(Node &from, Node &to);
 	void destroy_qp(Qp &q);
 

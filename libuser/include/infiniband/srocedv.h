@@ -103,6 +103,48 @@ struct ibv_cq_ex *srocedv_create_cq(struct ibv_context *context, struct ibv_cq_i
 struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_attr,
 				   struct srocedv_srq_init_attr *sroce_attr);
 
+/*
+ * RDMA FLUSH (IBA 1.5). rdma-core 45 adds ibv_wr_flush and its constants;
+ * Debian 12's rdma-core 44 has neither, so sroce offers them here under
+ * srocedv names with rdma-core 45's values (Documentation/srocedv.md):
+ *  - create the QP (RC) with SROCEDV_QP_EX_WITH_FLUSH in send_ops_flags;
+ *  - register the target MR with SROCEDV_ACCESS_FLUSH_GLOBAL in its access
+ *    flags (the provider passes it to the kernel on 6.1 too, whose ib_core
+ *    refuses the bit);
+ *  - post srocedv_wr_flush between ibv_wr_start and ibv_wr_complete, with no
+ *    data setter after it; it completes as SROCEDV_WC_FLUSH.
+ * ibv_query_device_ex reports SROCEDV_DEVICE_FLUSH_GLOBAL in
+ * device_cap_flags_ex. Persistence is never reported, and an MR cannot be
+ * registered with SROCEDV_ACCESS_FLUSH_PERSISTENT (EOPNOTSUPP): sroce cannot
+ * make memory durable.
+ */
+#define SROCEDV_QP_EX_WITH_FLUSH (1ull << 11)         /* IBV_QP_EX_WITH_FLUSH */
+#define SROCEDV_ACCESS_FLUSH_GLOBAL (1 << 8)          /* IBV_ACCESS_FLUSH_GLOBAL */
+#define SROCEDV_ACCESS_FLUSH_PERSISTENT (1 << 9)      /* IBV_ACCESS_FLUSH_PERSISTENT */
+#define SROCEDV_WC_FLUSH 8                            /* IBV_WC_FLUSH */
+#define SROCEDV_DEVICE_FLUSH_GLOBAL (1ull << 38)      /* IB_UVERBS_DEVICE_FLUSH_GLOBAL */
+#define SROCEDV_DEVICE_FLUSH_PERSISTENT (1ull << 39)  /* IB_UVERBS_DEVICE_FLUSH_PERSISTENT */
+
+enum srocedv_flush_type {                             /* enum ibv_placement_type */
+	SROCEDV_FLUSH_GLOBAL = 1 << 0,
+	SROCEDV_FLUSH_PERSISTENT = 1 << 1,
+};
+
+enum srocedv_flush_level {                            /* enum ibv_selectivity_level */
+	SROCEDV_FLUSH_RANGE = 0,                      /* [remote_addr, remote_addr + len) */
+	SROCEDV_FLUSH_MR = 1,                         /* the whole MR of rkey */
+};
+
+/*
+ * srocedv_wr_flush - ibv_wr_flush of rdma-core 45: a FLUSH of type (one or
+ * both srocedv_flush_type bits) at level. Errors reach the batch as for
+ * every builder (ibv_wr_complete returns them): EOPNOTSUPP without
+ * SROCEDV_QP_EX_WITH_FLUSH or on a QP of another provider (then errno too),
+ * EINVAL for an unknown type or level or a range length above 4 GiB - 1.
+ */
+void srocedv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,
+		      uint8_t type, uint8_t level);
+
 /* True if the device behind context is driven by sroce. */
 static inline bool srocedv_is_supported(struct ibv_context *context)
 {

@@ -18,12 +18,14 @@
  * Exit status 0 when every check passed; each failure is printed.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "sroce.h"
+#include "infiniband/srocedv.h"
 
 enum { LOG_ENTRIES = 6, MAX_SGE = 4, STRIDE = 64 + 16 * MAX_SGE, MAX_INLINE = 16 * MAX_SGE };
 
@@ -340,6 +342,89 @@ static void test_atomic_write(void)
 	CHECK(plain.hdr.producer == 0);
 }
 
+static uint8_t fl_type = SROCEDV_FLUSH_GLOBAL, fl_level = SROCEDV_FLUSH_RANGE;
+static size_t fl_len = 4096;
+
+static void flush_one(struct ibv_qp_ex *ex)
+{
+	ex->wr_id = 0xf1;
+	ex->wr_flags = IBV_SEND_SIGNALED;
+	sroce_wr_flush(ex, 0x5678, 0x20000, fl_len, fl_type, fl_level);
+}
+
+static void flush_with_sge(struct ibv_qp_ex *ex)
+{
+	flush_one(ex);
+	ibv_wr_set_sge(ex, 1, (uintptr_t)payload, 8);
+}
+
+static void flush_inline(struct ibv_qp_ex *ex)
+{
+	flush_one(ex);
+	ibv_wr_set_inline_data(ex, payload, 8);
+}
+
+/* FLUSH (srocedv_wr_flush, the ibv_wr_flush of rdma-core 45): the WQE's
+ * flush member, the type and level checked, no data setter after it. */
+static void test_flush(void)
+{
+	static struct fake_qp rc, plain;
+	const uint64_t ops = 0x7f | SROCEDV_QP_EX_WITH_FLUSH;
+	const struct sroce_wqe *w;
+
+	CHECK(SROCEDV_QP_EX_WITH_FLUSH != IBV_QP_EX_WITH_TSO && SROCEDV_QP_EX_WITH_FLUSH < IBV_QP_EX_WITH_ATOMIC_WRITE);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, ops) == 0);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UC, SROCEDV_QP_EX_WITH_FLUSH) == EOPNOTSUPP);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, SROCEDV_QP_EX_WITH_FLUSH) == EOPNOTSUPP);
+	fake_qp_init(&rc, IBV_QPT_RC, ops);
+	CHECK(batch_of(&rc, flush_one) == 0);
+	w = sroce_ring_entry(&rc.qp.sq, 0);
+	CHECK(w->opcode == SROCE_WQE_FLUSH && w->wr_id == 0xf1 && w->flags == SROCE_WQE_SIGNALED);
+	CHECK(w->num_sge == 0 && w->inline_len == 0);
+	CHECK(w->flush.rkey == 0x5678 && w->flush.remote_addr == 0x20000 && w->flush.length == 4096);
+	CHECK(w->flush.type == SROCE_FLUSH_GLOBAL && w->flush.level == SROCE_FLUSH_RANGE);
+	/* The whole MR: the length means nothing and goes out as 0. */
+	fl_level = SROCEDV_FLUSH_MR;
+	fl_len = SIZE_MAX;
+	fl_type = SROCEDV_FLUSH_GLOBAL | SROCEDV_FLUSH_PERSISTENT;
+	CHECK(batch_of(&rc, flush_one) == 0);
+	w = sroce_ring_entry(&rc.qp.sq, 1);
+	CHECK(w->flush.level == SROCE_FLUSH_MR && w->flush.length == 0);
+	CHECK(w->flush.type == (SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT));
+	CHECK(rc.hdr.producer == 2);
+	/* Bad arguments fail the batch; nothing of it is published. */
+	fl_level = SROCEDV_FLUSH_RANGE; /* a range above 4 GiB - 1 */
+	CHECK(batch_of(&rc, flush_one) == EINVAL);
+	fl_len = 8;
+	fl_type = 0;
+	CHECK(batch_of(&rc, flush_one) == EINVAL);
+	fl_type = 4;
+	CHECK(batch_of(&rc, flush_one) == EINVAL);
+	fl_type = SROCEDV_FLUSH_GLOBAL;
+	fl_level = 2;
+	CHECK(batch_of(&rc, flush_one) == EINVAL);
+	fl_level = SROCEDV_FLUSH_RANGE;
+	CHECK(batch_of(&rc, flush_with_sge) == EINVAL);
+	CHECK(batch_of(&rc, flush_inline) == EINVAL);
+	CHECK(rc.hdr.producer == 2);
+	/* ibv_post_send has no field for the type and level. */
+	{
+		struct ibv_send_wr wr = { .wr_id = 9, .opcode = (enum ibv_wr_opcode)SROCE_WQE_FLUSH,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+
+		CHECK(sroce_post_send(&rc.qp.vqp.qp, &wr, &bad) == EINVAL);
+		CHECK(bad == &wr && rc.hdr.producer == 2);
+	}
+	/* Outside a batch: errno EINVAL, nothing written. */
+	errno = 0;
+	flush_one(ex_of(&rc));
+	CHECK(errno == EINVAL && rc.qp.sq.idx == 2);
+	/* A QP created without it refuses it. */
+	fake_qp_init(&plain, IBV_QPT_RC, 0x7f);
+	CHECK(batch_of(&plain, flush_one) == EOPNOTSUPP);
+	CHECK(plain.hdr.producer == 0);
+}
+
 static void test_batch_rules(void)
 {
 	static struct fake_qp rc, uc, ud;
@@ -426,6 +511,7 @@ int main(void)
 	test_creation_rules();
 	test_batch_rules();
 	test_atomic_write();
+	test_flush();
 	test_same_wqes(IBV_QPT_RC, 20000);
 	test_same_wqes(IBV_QPT_UC, 10000);
 	test_same_wqes(IBV_QPT_UD, 10000);
