@@ -122,6 +122,13 @@ int main(int argc, char **argv) {
 	h.aeth = {Aeth::ack_syndrome(31), 4};
 	h.atomic_ack_eth.orig = 4;
 	add(packet(ba, h, 0), "good", "RC_ATOMIC_ACKNOWLEDGE");
+	// IBA 1.5 FLUSH, to another QP (the flows of 0x11 stay as counted):
+	// FETH (global visibility, whole MR) before RETH, no payload.
+	h = hdr(op::rc + op::flush, 0x33, 300);
+	h.bth.ack_req = true;
+	h.feth = {flush::global, flush::level_region};
+	h.reth = {0x7f0000003000ull, 0x88, 64};
+	add(packet(ab, h, 0), "good", "RC_FLUSH");
 	h = hdr(op::rc + op::acknowledge, 0x22, 104);
 	h.aeth = {Aeth::nak_syndrome(NakCode::psn_seq_err), 4};
 	add(packet(ba, h, 0), "good", "RC_ACKNOWLEDGE");

@@ -44,6 +44,10 @@ verdict reserved 'RESERVED malformed: invalid opcode 0x18, .*icrc ok$'
 verdict udplen 'IP malformed: IP/UDP length mismatch'
 verdict cutreth 'RC_RDMA_WRITE_FIRST malformed: truncated extension header, .*icrc ok$'
 verdict snaplen 'RC_RDMA_WRITE_MIDDLE qp 0x000011 psn 108, .*\(captured 96\), icrc unverifiable$'
+# IBA 1.5 FLUSH: the FETH is decoded before the RETH, in text and JSON.
+check "text and json: FLUSH's FETH (global visibility, whole MR) before its RETH" sh -c \
+	"grep -q 'RC_FLUSH qp 0x000033 psn 300 ackreq, feth placement 0x1 level 1, reth va 0x7f0000003000' '$work/text' &&
+	 '$dump' -r '$work/t.pcap' --json | grep -q '\"feth\":{\"placement\":1,\"selectivity\":1},\"reth\"'"
 # Every good frame's opcode name is the one it was built with.
 miss=""
 while read -r n kind name; do

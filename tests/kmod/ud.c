@@ -13,7 +13,7 @@
  *
  * ud_drain: ib_drain_sq posts an ib_rdma_wr, which the UD post path must
  * not read as an ib_ud_wr (KASAN, under make test-debug); before it, a
- * kernel ATOMIC WRITE must be refused with EOPNOTSUPP.
+ * kernel FLUSH and ATOMIC WRITE must be refused with EOPNOTSUPP.
  */
 #include <linux/delay.h>
 #include <linux/inet.h>
@@ -108,15 +108,18 @@ int st_ud_drain(const char *args)
 	if (err)
 		return err;
 	{
-		/* ATOMIC WRITE (opcode 15; 6.2+ names it IB_WR_ATOMIC_WRITE) from
-		 * a kernel user is refused at the post, before any QP check. */
-		struct ib_rdma_wr aw = { .wr = { .opcode = (enum ib_wr_opcode)15 } };
+		/* FLUSH and ATOMIC WRITE (opcodes 14 and 15; 6.2+ names them
+		 * IB_WR_FLUSH and IB_WR_ATOMIC_WRITE) from a kernel user are
+		 * refused at the post, before any QP check. */
+		for (int op = 14; op <= 15; op++) {
+			struct ib_rdma_wr aw = { .wr = { .opcode = (enum ib_wr_opcode)op } };
 
-		err = ib_post_send(u.qp, &aw.wr, NULL);
-		if (err != -EOPNOTSUPP) {
-			pr_info("sroce_selftest: a kernel ATOMIC WRITE: %d, want %d\n", err, -EOPNOTSUPP);
-			st_ud_destroy(&u);
-			return -EPROTO;
+			err = ib_post_send(u.qp, &aw.wr, NULL);
+			if (err != -EOPNOTSUPP) {
+				pr_info("sroce_selftest: a kernel opcode %d: %d, want %d\n", op, err, -EOPNOTSUPP);
+				st_ud_destroy(&u);
+				return -EPROTO;
+			}
 		}
 	}
 	ib_drain_qp(u.qp); /* waits for both flushed drain WRs */

@@ -10,8 +10,10 @@
  * With PEER_DEV, QP B lives there instead (rdma_rxe across a veth, for
  * interop: 85-rxe-interop, sroce to rxe). A's side is what is tested (its
  * timestamps where its device has a clock); B's completions are read with
- * ibv_poll_cq. ATOMIC WRITE is posted only when both devices report it
- * (rxe has it from Linux 6.2).
+ * ibv_poll_cq. ATOMIC WRITE and FLUSH are posted only when both devices
+ * report them (rxe has them from Linux 6.2). FLUSH goes through
+ * srocedv_wr_flush (rdma-core 44 has no ibv_wr_flush), to a range or the
+ * whole MR, whose FLUSH right B's QP and MR are given then.
  *
  * Each batch (ibv_wr_start .. ibv_wr_complete) holds 1-16 work requests of
  * random opcodes (every one the QP type has), sizes and gathers: one SGE
@@ -20,7 +22,8 @@
  * every completion is checked field by field (status, opcode, wr_id,
  * byte_len, imm, qp_num, src_qp, wc_flags) and every byte: received and
  * written data, data read back, atomic results and targets (RC's ATOMIC
- * WRITE included: an 8-byte target replaced whole). Completion
+ * WRITE included: an 8-byte target replaced whole; a FLUSH completes as
+ * one, in order after the writes before it). Completion
  * timestamps must grow per CQ and lie between ibv_query_rt_values_ex
  * readings taken before the batch and after its completions; the wall-clock
  * reader must agree with CLOCK_REALTIME. Prints the count per builder.
@@ -31,11 +34,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <infiniband/srocedv.h>
+
 #include "progs_common.h"
 #include "sroce-abi.h"
 #include "sroce_wr_ex/wr_ex.h"
 
 enum { SLOT = 4096, SLOTS = 16, MAX_INL = 64, GRH = 40 };
+/* IBV_WR_FLUSH of rdma-core 45, which 44's enum lacks. */
+#define WR_FLUSH ((enum ibv_wr_opcode)SROCE_WQE_FLUSH)
 #define BUF_BYTES (SLOT * SLOTS)
 
 struct end {
@@ -54,6 +61,8 @@ struct end {
 };
 static enum ibv_qp_type type;
 static bool with_atomic_write; /* RC, and both devices have it */
+static bool with_flush;        /* RC, and both devices have FLUSH to global visibility */
+static unsigned long n_flush_mr;
 static bool pair;              /* B on another device */
 static struct ibv_ah *ah;
 static struct end A, B;
@@ -114,7 +123,7 @@ static int end_init(struct end *e, uint64_t ops)
 		.send_ops_flags = ops,
 	};
 	unsigned int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
+			   IBV_ACCESS_REMOTE_ATOMIC | (with_flush ? SROCEDV_ACCESS_FLUSH_GLOBAL : 0);
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1111,
 				 .qp_access_flags = acc };
 
@@ -154,6 +163,7 @@ static const enum ibv_wc_opcode send_wc[] = {
 	[IBV_WR_SEND] = IBV_WC_SEND, [IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
 	[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ, [IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD, [IBV_WR_ATOMIC_WRITE] = IBV_WC_ATOMIC_WRITE,
+	[WR_FLUSH] = SROCEDV_WC_FLUSH,
 };
 
 /* The gather of one WR: its bytes (already in p->src) as one SGE, a list
@@ -196,11 +206,13 @@ static enum ibv_wr_opcode pick_op(void)
 	static const enum ibv_wr_opcode ops[] = {
 		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
 		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-		IBV_WR_ATOMIC_WRITE,
+		IBV_WR_ATOMIC_WRITE, WR_FLUSH,
 	};
 	unsigned int n = type == IBV_QPT_RC ? 7 + with_atomic_write : type == IBV_QPT_UC ? 4 : 2;
+	enum ibv_wr_opcode op = ops[rnd() % (n + with_flush)];
 
-	return ops[rnd() % n];
+	/* FLUSH without ATOMIC WRITE takes the last place. */
+	return op == IBV_WR_ATOMIC_WRITE && !with_atomic_write ? WR_FLUSH : op;
 }
 
 static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
@@ -219,7 +231,7 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 	x->wr_id = wr_id;
 	x->wr_flags = IBV_SEND_SIGNALED;
 	n_op[p->op]++;
-	switch (p->op) {
+	switch ((unsigned int)p->op) { /* WR_FLUSH is outside 44's enum */
 	case IBV_WR_RDMA_READ:
 		for (uint32_t i = 0; i < p->len; i++)
 			p->remote[i] = (uint8_t)rnd();
@@ -259,6 +271,14 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 		p->atomic_old = *target;
 		p->atomic_new = v;
 		ibv_wr_atomic_write(x, B.mr->rkey, (uintptr_t)target, &v);
+		return;
+	}
+	case SROCE_WQE_FLUSH: { /* the slot (any length within it) or the whole MR */
+		bool whole = rnd() % 4 == 0;
+
+		n_flush_mr += whole;
+		srocedv_wr_flush(x, B.mr->rkey, (uintptr_t)p->remote, whole ? 0 : p->len, SROCEDV_FLUSH_GLOBAL,
+				 whole ? SROCEDV_FLUSH_MR : SROCEDV_FLUSH_RANGE);
 		return;
 	}
 	default:
@@ -429,12 +449,38 @@ static int run_batch(uint64_t *next_id)
 	return 0;
 }
 
+/* sroce's FLUSH promises: global visibility, never persistence, and the
+ * right registered on every kernel (6.1's ib_core refuses it among the
+ * access flags: the provider passes it as driver data). */
+static int check_flush_caps(const struct ibv_device_attr_ex *dx)
+{
+	uint8_t page[64];
+	struct ibv_mr *mr;
+
+	CHECK((dx->device_cap_flags_ex & SROCEDV_DEVICE_FLUSH_GLOBAL) &&
+		      !(dx->device_cap_flags_ex & SROCEDV_DEVICE_FLUSH_PERSISTENT),
+	      "query_device_ex: FLUSH to global visibility, not to persistence (%#llx)",
+	      (unsigned long long)dx->device_cap_flags_ex);
+	mr = ibv_reg_mr(A.pd, page, sizeof(page), IBV_ACCESS_LOCAL_WRITE | SROCEDV_ACCESS_FLUSH_GLOBAL);
+	CHECK(mr != NULL, "ibv_reg_mr with SROCEDV_ACCESS_FLUSH_GLOBAL: %s", mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	errno = 0;
+	mr = ibv_reg_mr(A.pd, page, sizeof(page), IBV_ACCESS_LOCAL_WRITE | SROCEDV_ACCESS_FLUSH_PERSISTENT);
+	CHECK(!mr && errno == EOPNOTSUPP, "ibv_reg_mr with SROCEDV_ACCESS_FLUSH_PERSISTENT: %s",
+	      mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *names[] = { [IBV_WR_SEND] = "wr_send", [IBV_WR_SEND_WITH_IMM] = "wr_send_imm",
 		[IBV_WR_RDMA_WRITE] = "wr_rdma_write", [IBV_WR_RDMA_WRITE_WITH_IMM] = "wr_rdma_write_imm",
 		[IBV_WR_RDMA_READ] = "wr_rdma_read", [IBV_WR_ATOMIC_CMP_AND_SWP] = "wr_atomic_cmp_swp",
-		[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add", [IBV_WR_ATOMIC_WRITE] = "wr_atomic_write" };
+		[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add", [IBV_WR_ATOMIC_WRITE] = "wr_atomic_write",
+		[WR_FLUSH] = "srocedv_wr_flush" };
 	uint64_t ops, id = 1, want;
 	struct ibv_device_attr_ex dx, dxb;
 	unsigned long posted = 0;
@@ -470,10 +516,16 @@ int main(int argc, char **argv)
 	}
 	with_atomic_write = type == IBV_QPT_RC && (dx.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE) &&
 			    (dxb.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE);
+	with_flush = type == IBV_QPT_RC && (dx.device_cap_flags_ex & SROCEDV_DEVICE_FLUSH_GLOBAL) &&
+		     (dxb.device_cap_flags_ex & SROCEDV_DEVICE_FLUSH_GLOBAL);
 	if (pair)
-		printf("  %s -> %s: timestamps %schecked, ATOMIC WRITE %s\n", argv[1], argv[5], A.ts ? "" : "not ",
-		       with_atomic_write ? "posted" : "not posted (a device lacks it)");
-	ops = type == IBV_QPT_RC ? 0x7f | (with_atomic_write ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0)
+		printf("  %s -> %s: timestamps %schecked, ATOMIC WRITE %s, FLUSH %s\n", argv[1], argv[5],
+		       A.ts ? "" : "not ", with_atomic_write ? "posted" : "not posted (a device lacks it)",
+		       with_flush ? "posted" : "not posted (a device lacks it)");
+	else if (check_flush_caps(&dx))
+		return 1;
+	ops = type == IBV_QPT_RC ? 0x7f | (with_atomic_write ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0) |
+					   (with_flush ? SROCEDV_QP_EX_WITH_FLUSH : 0)
 	      : type == IBV_QPT_UC ? 0xf : 0xc;
 	if (end_init(&A, ops) || end_init(&B, ops) ||
 	    qp_to_rts(A.qp, B.qp->qp_num, &B.gid, A.gid_idx, 16, 14) ||
@@ -500,8 +552,12 @@ int main(int argc, char **argv)
 	CHECK(posted >= want, "%s: %lu work requests through the builders, every completion and byte checked",
 	      argv[2], posted);
 	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i] && (i == IBV_WR_ATOMIC_WRITE ? !!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE) : (ops >> i) & 1))
-			printf("  %s: %lu\n", names[i], n_op[i]);
+		if (names[i] && (i == IBV_WR_ATOMIC_WRITE ? !!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+				 : i == WR_FLUSH	  ? with_flush
+							  : (ops >> i) & 1))
+			printf("  %s: %lu%s\n", names[i], n_op[i], i == WR_FLUSH ? " (whole MR: see below)" : "");
+	if (with_flush)
+		printf("  FLUSH of a whole MR: %lu\n", n_flush_mr);
 	printf("  wr_set_sge: %lu, wr_set_sge_list: %lu, wr_set_inline_data: %lu, wr_set_inline_data_list: %lu\n",
 	       n_sge, n_sge_list, n_inline, n_inline_list);
 	if (ah)

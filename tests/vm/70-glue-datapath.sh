@@ -135,7 +135,7 @@ objs2=$(objs s2)
 
 # ib_drain_qp of a kernel UD QP: its drain WR is an ib_rdma_wr, which the
 # UD post path must not read as an ib_ud_wr (KASAN under make test-debug).
-check "ib_drain_qp of a kernel UD QP completes; a kernel ATOMIC WRITE is refused (EOPNOTSUPP)" \
+check "ib_drain_qp of a kernel UD QP completes; a kernel FLUSH and ATOMIC WRITE are refused (EOPNOTSUPP)" \
 	sh -c "echo s1 >$T/ud_drain"
 
 # ---- IPv4 across the veth pair ----
