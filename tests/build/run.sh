@@ -158,7 +158,7 @@ t "installed module, library, provider link, driver file, header, sroce-dump and
 	"$(cat "$root/etc/libibverbs.d/sroce.driver" 2>/dev/null)" = "driver sroce" -a \
 	-f "$root/usr/include/infiniband/srocedv.h" -a -x "$root/usr/sbin/sroce-dump" -a \
 	-f "$root/usr/share/man/man8/sroce-dump.8" -a -f "$root/usr/share/man/man3/srocedv_create_qp.3" -a \
-	-f "$root/usr/share/man/man3/srocedv_create_srq.3"
+	-f "$root/usr/share/man/man3/srocedv_create_srq.3" -a -f "$root/usr/share/man/man3/srocedv_wr_flush.3"
 t "the test module, built by make kmod, is not installed" 0 sh -c \
 	"test -f '$top/build/kmod-selftest-$kver/sroce_selftest.ko' && ! find '$root' -name 'sroce_selftest*' | grep -q ."
 rm -rf "$root"
