@@ -348,6 +348,16 @@ std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const ib::H
 	return pkt;
 }
 
+std::vector<std::string> answers_to(Fixture &f, const Qp &to, const ib::Headers &h, unsigned int payload) {
+	std::vector<std::string> seen;
+	tap_names(f, 1, seen);
+	auto p = make_packet(f, to.qpn, h, payload);
+	f.sim().inject(0, 1, p.data(), (unsigned)p.size());
+	f.sim().run_for(1000000);
+	f.sim().set_tap(nullptr);
+	return seen;
+}
+
 void tap_names(Fixture &f, int from, std::vector<std::string> &seen) {
 	f.sim().set_tap([&seen, from](const sim::WirePacket &p) {
 		if ((from >= 0 && p.from != from) || p.dropped)

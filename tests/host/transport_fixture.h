@@ -123,6 +123,10 @@ std::vector<unsigned char> make_packet(Fixture &f, unsigned int qpn, const sroce
 // -1; replaces the sim's tap.
 void tap_names(Fixture &f, int from, std::vector<std::string> &seen);
 
+// A crafted request with headers h and `payload` bytes, from node 0 to QP
+// `to` on node 1: what node 1 sends in the millisecond after (tap_names).
+std::vector<std::string> answers_to(Fixture &f, const Qp &to, const sroce::ib::Headers &h, unsigned int payload);
+
 // A WQE builder.
 sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = SROCE_WQE_SIGNALED);
 
