@@ -5,7 +5,9 @@
 #   through the builders (every opcode of the type; one SGE, SGE lists,
 #   inline data and inline lists), completions read only through the
 #   readers, every field, byte and timestamp checked. SROCE_WR_EX_N work
-#   requests per QP type (default 20000; make test-vm-slow: 1000000).
+#   requests per QP type (default 20000; make test-vm-slow: 1000000). RC
+#   includes FLUSH (srocedv_wr_flush) to ranges and whole MRs, after the
+#   FLUSH caps and MR rights are checked (registered on 6.1 too).
 # - the srocedv create path (sroce_dv_create): objects made by
 #   srocedv_create_qp/cq/srq work (an RC SEND to a QP on an SRQ, a completion
 #   event naming the CQ's context); unknown comp_mask bits are refused by the
@@ -30,7 +32,11 @@ for t in rc uc ud; do
 	rc=$?
 	check "sroce_wr_ex $t: $n work requests through the builders and readers, all checked ($(($(date +%s) - start)) s)" \
 		test $rc -eq 0
-	grep -E '^  wr_|FAIL' /tmp/wr_ex.out | head -20 | sed 's/^/  /'
+	grep -E '^  (wr_|srocedv_|FLUSH)|FAIL|^ok: (query|ibv_reg)' /tmp/wr_ex.out | head -24 | sed 's/^/  /'
+	[ $t = rc ] || continue
+	# FLUSH (srocedv_wr_flush) goes among RC's opcodes, ranges and whole MRs.
+	check "  FLUSH posted and checked on RC, ranges and whole MRs" \
+		sh -c "grep -qE '^  srocedv_wr_flush: [1-9]' /tmp/wr_ex.out && grep -qE '^  FLUSH of a whole MR: [1-9]' /tmp/wr_ex.out"
 done
 check "srocedv_create_qp/cq/srq: objects that work, unknown bits refused" \
 	"$PROGS/sroce_dv_create" sroce0
