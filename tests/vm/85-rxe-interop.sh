@@ -86,8 +86,11 @@ both "rping -v" rping -s -a @PEER@ -C 200 -v -- rping -c -a @PEER@ -C 200 -v
 
 # The extended verbs over the wire: one process holds a QP on each device
 # (both are visible from init_net), posts through sroce's ibv_wr_* builders
-# to rxe and checks every completion and byte. ATOMIC WRITE and FLUSH go too
-# where rxe has them (Linux 6.2 on): the 6.12 target (make test-slow).
+# to rxe and checks every completion and byte. ATOMIC WRITE goes too where
+# rxe has it (Linux 6.2 on): the 6.12 target (make test-slow). FLUSH does
+# not: rxe (6.2 to 6.12 at least) computes a FLUSH's ICRC over its headers
+# twice and drops a spec one (Documentation/extended-verbs.md, "FLUSH and
+# rdma_rxe"); sroce_wr_ex posts it to a peer only when asked to.
 # Not the other way: rdma-core 44's librxe builders are broken against rxe
 # (Documentation/extended-verbs.md, "Against rdma_rxe"); rxe's
 # ibv_post_send to sroce is covered above.
@@ -104,9 +107,8 @@ for t in rc uc; do
 done
 check "  ATOMIC WRITE $want on RC ($(uname -r))" grep -q "ATOMIC WRITE $want" /tmp/wrex.rc
 [ "$want" = posted ] && check "  ... and counted" grep -qE '^  wr_atomic_write: [1-9]' /tmp/wrex.rc
-check "  FLUSH $want on RC ($(uname -r))" grep -q "FLUSH $want" /tmp/wrex.rc
-[ "$want" = posted ] && check "  ... and counted, ranges and whole MRs" \
-	grep -qE '^  srocedv_wr_flush: [1-9]' /tmp/wrex.rc && check "  ... whole MRs" grep -qE '^  FLUSH of a whole MR: [1-9]' /tmp/wrex.rc
+[ "$want" = posted ] && check "  FLUSH offered by both devices, not posted to rxe" \
+	grep -q "FLUSH not posted (SROCE_WR_EX_PEER_FLUSH unset)" /tmp/wrex.rc
 
 check "sroce2: nothing left alive" wait_until 20 counts_zero sroce2
 ip netns del h2
