@@ -529,9 +529,9 @@ int main(int argc, char **argv)
 		       !with_flush   ? "not posted (a device lacks it)"
 		       : !peer_flush ? "not posted (SROCE_WR_EX_PEER_FLUSH unset)"
 				     : "posted");
-	with_flush = with_flush && (!pair || peer_flush);
 	else if (check_flush_caps(&dx))
 		return 1;
+	with_flush = with_flush && (!pair || peer_flush);
 	ops = type == IBV_QPT_RC ? 0x7f | (with_atomic_write ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0) |
 					   (with_flush ? SROCEDV_QP_EX_WITH_FLUSH : 0)
 	      : type == IBV_QPT_UC ? 0xf : 0xc;
