@@ -30,7 +30,7 @@
  * timestamps must grow per CQ and lie between ibv_query_rt_values_ex
  * readings taken before the batch and after its completions; the wall-clock
  * reader must agree with CLOCK_REALTIME. Prints the count per builder.
- * The completion readers are in sroce_wr_ex/ (wr_ex.h).
+ * The CQ, its readers and the device promises are in sroce_wr_ex/ (wr_ex.h).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -91,28 +91,7 @@ static uint64_t rnd(void)
 
 static uint64_t rt_now(struct end *e)
 {
-	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
-
-	if (!e->ts || ibv_query_rt_values_ex(e->ctx, &v) || !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
-		return 0;
-	return (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
-}
-
-static struct ibv_cq_ex *make_cq(struct end *e)
-{
-	struct ibv_cq_init_attr_ex a = {
-		.cqe = 256,
-		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
-			    IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_SLID |
-			    IBV_WC_EX_WITH_DLID_PATH_BITS |
-			    (e->ts ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
-					     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK
-				   : 0),
-		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
-		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
-	};
-
-	return ibv_create_cq_ex(e->ctx, &a);
+	return e->ts ? device_clock_ns(e->ctx) : 0;
 }
 
 static int end_init(struct end *e, uint64_t ops)
@@ -130,7 +109,7 @@ static int end_init(struct end *e, uint64_t ops)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1111,
 				 .qp_access_flags = acc };
 
-	e->cq = make_cq(e);
+	e->cq = make_cq_ex(e->ctx, e->ts);
 	e->buf = aligned_alloc(4096, 2 * BUF_BYTES);
 	if (!e->cq || !e->buf)
 		return -1;
@@ -452,31 +431,6 @@ static int run_batch(uint64_t *next_id)
 	return 0;
 }
 
-/* sroce's FLUSH promises: global visibility, never persistence, and the
- * right registered on every kernel (6.1's ib_core refuses it among the
- * access flags: the provider passes it as driver data). */
-static int check_flush_caps(const struct ibv_device_attr_ex *dx)
-{
-	uint8_t page[64];
-	struct ibv_mr *mr;
-
-	CHECK((dx->device_cap_flags_ex & SROCEDV_DEVICE_FLUSH_GLOBAL) &&
-		      !(dx->device_cap_flags_ex & SROCEDV_DEVICE_FLUSH_PERSISTENT),
-	      "query_device_ex: FLUSH to global visibility, not to persistence (%#llx)",
-	      (unsigned long long)dx->device_cap_flags_ex);
-	mr = ibv_reg_mr(A.pd, page, sizeof(page), IBV_ACCESS_LOCAL_WRITE | SROCEDV_ACCESS_FLUSH_GLOBAL);
-	CHECK(mr != NULL, "ibv_reg_mr with SROCEDV_ACCESS_FLUSH_GLOBAL: %s", mr ? "registered" : strerror(errno));
-	if (mr)
-		ibv_dereg_mr(mr);
-	errno = 0;
-	mr = ibv_reg_mr(A.pd, page, sizeof(page), IBV_ACCESS_LOCAL_WRITE | SROCEDV_ACCESS_FLUSH_PERSISTENT);
-	CHECK(!mr && errno == EOPNOTSUPP, "ibv_reg_mr with SROCEDV_ACCESS_FLUSH_PERSISTENT: %s",
-	      mr ? "registered" : strerror(errno));
-	if (mr)
-		ibv_dereg_mr(mr);
-	return failures;
-}
-
 int main(int argc, char **argv)
 {
 	static const char *names[] = { [IBV_WR_SEND] = "wr_send", [IBV_WR_SEND_WITH_IMM] = "wr_send_imm",
@@ -510,14 +464,8 @@ int main(int argc, char **argv)
 	}
 	A.ts = dx.hca_core_clock != 0;
 	B.ts = !pair && dxb.hca_core_clock != 0; /* a peer's CQ is read plainly */
-	if (!pair) { /* sroce's own promises */
-		CHECK(dx.completion_timestamp_mask == ~0ull && dx.hca_core_clock == 1000000,
-		      "query_device_ex: completion_timestamp_mask %#llx, hca_core_clock %llu kHz",
-		      (unsigned long long)dx.completion_timestamp_mask, (unsigned long long)dx.hca_core_clock);
-		CHECK(dx.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE,
-		      "query_device_ex: ATOMIC WRITE in device_cap_flags_ex (%#llx)",
-		      (unsigned long long)dx.device_cap_flags_ex);
-	}
+	if (!pair) /* sroce's own promises (sroce_wr_ex/promises.c) */
+		failures += check_device_promises(&dx, A.pd);
 	with_atomic_write = type == IBV_QPT_RC && (dx.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE) &&
 			    (dxb.device_cap_flags_ex & SROCE_DEVICE_CAP_ATOMIC_WRITE);
 	with_flush = type == IBV_QPT_RC && (dx.device_cap_flags_ex & SROCEDV_DEVICE_FLUSH_GLOBAL) &&
@@ -529,8 +477,6 @@ int main(int argc, char **argv)
 		       !with_flush   ? "not posted (a device lacks it)"
 		       : !peer_flush ? "not posted (SROCE_WR_EX_PEER_FLUSH unset)"
 				     : "posted");
-	else if (check_flush_caps(&dx))
-		return 1;
 	with_flush = with_flush && (!pair || peer_flush);
 	ops = type == IBV_QPT_RC ? 0x7f | (with_atomic_write ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0) |
 					   (with_flush ? SROCEDV_QP_EX_WITH_FLUSH : 0)

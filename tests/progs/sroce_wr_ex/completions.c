@@ -92,3 +92,29 @@ int read_cq_plain(struct ibv_cq_ex *cq, struct got *g, unsigned int n)
 	}
 	return (int)k;
 }
+
+/* The device clock (ibv_query_rt_values_ex's raw clock) in ns; 0 if none. */
+uint64_t device_clock_ns(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v) || !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+	return (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
+}
+
+struct ibv_cq_ex *make_cq_ex(struct ibv_context *ctx, bool ts)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = 256,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+			    IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_SLID |
+			    IBV_WC_EX_WITH_DLID_PATH_BITS |
+			    (ts ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK
+				: 0),
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	};
+
+	return ibv_create_cq_ex(ctx, &a);
+}
