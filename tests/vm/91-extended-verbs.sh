@@ -38,6 +38,10 @@ for t in rc uc ud; do
 	check "  FLUSH posted and checked on RC, ranges and whole MRs" \
 		sh -c "grep -qE '^  srocedv_wr_flush: [1-9]' /tmp/wr_ex.out && grep -qE '^  FLUSH of a whole MR: [1-9]' /tmp/wr_ex.out"
 done
+# ATOMIC WRITE one WR per batch between two QPs of sroce0 (the program
+# 85-rxe-interop runs from rxe to sroce on 6.2 and later).
+check "sroce_atomic_write_peer sroce0 -> sroce0: 2000 ATOMIC WRITEs, every completion and byte" \
+	timeout 300 "$PROGS/sroce_atomic_write_peer" sroce0 sroce0 2000 $((RANDOM + 1))
 check "srocedv_create_qp/cq/srq: objects that work, unknown bits refused" \
 	"$PROGS/sroce_dv_create" sroce0
 # The future-mask provider, as 30-bad-input swaps in its mismatch provider:
