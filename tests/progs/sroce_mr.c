@@ -13,10 +13,15 @@
  *   sroce_mr leak DEV N        register N MRs and exit without deregistering
  *   sroce_mr hold DEV READY    register, touch READY, wait for SIGUSR1 (the
  *                              device is removed meanwhile), then clean up
+ *   sroce_mr driverdata DEV    REG_MR written to the command file by hand,
+ *                              with the driver data (struct sroce_reg_mr_req)
+ *                              a buggy or hostile provider could send: each
+ *                              variant gets its errno
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@
 #include <unistd.h>
 
 #include "progs_common.h"
+#include "sroce-abi.h"
 
 #define PAGE 4096ul
 #define MiB (1024ul * 1024)
@@ -258,6 +264,89 @@ static void mode_keys(struct ibv_pd *pd, const char *ready)
 		CHECK(ibv_dereg_mr(mr[i]) == 0, "dereg %d", i);
 }
 
+struct raw_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_reg_mr core;
+	unsigned char drv[32]; /* driver data, of length drv_len */
+};
+
+/* REG_MR through write() on the context's command file, with drv_len bytes
+ * of driver data: 0 (the MR deregistered again) or the errno. */
+static int raw_reg_mr(struct ibv_pd *pd, void *buf, const void *drv, size_t drv_len)
+{
+	struct ib_uverbs_reg_mr_resp resp = {0};
+	struct raw_reg_mr cmd = {
+		.core = { .response = (uintptr_t)&resp, .start = (uintptr_t)buf, .length = PAGE,
+			  .hca_va = (uintptr_t)buf, .pd_handle = pd->handle,
+			  .access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_dereg_mr core;
+	} dereg = { .hdr = { .command = IB_USER_VERBS_CMD_DEREG_MR, .in_words = sizeof(dereg) / 4 } };
+	size_t len = sizeof(cmd.hdr) + sizeof(cmd.core) + drv_len;
+	int fd = pd->context->cmd_fd;
+
+	cmd.hdr.command = IB_USER_VERBS_CMD_REG_MR;
+	cmd.hdr.in_words = len / 4;
+	cmd.hdr.out_words = sizeof(resp) / 4;
+	memcpy(cmd.drv, drv, drv_len);
+	if (write(fd, &cmd, len) != (ssize_t)len)
+		return errno;
+	dereg.core.mr_handle = resp.mr_handle;
+	if (write(fd, &dereg, sizeof(dereg)) != (ssize_t)sizeof(dereg))
+		CHECK(0, "DEREG_MR of handle %u: %s", resp.mr_handle, strerror(errno));
+	return 0;
+}
+
+/* The kernel's checks of reg_mr's driver data (kmod/linux/mr.c), which the
+ * provider never lets through. */
+static void mode_driverdata(struct ibv_pd *pd)
+{
+	const struct sroce_reg_mr_req good = { .comp_mask = SROCE_REG_MR_REQ_FLUSH_ACCESS,
+					       .flush_access = SROCE_ACCESS_FLUSH_GLOBAL };
+	const unsigned char zeros[8] = { 0 }, junk[8] = { 0, 0, 1 };
+	unsigned char drv[sizeof(good) + 8];
+	char *buf = map(PAGE, PROT_READ | PROT_WRITE);
+	struct sroce_reg_mr_req r;
+	struct ibv_mr *mr;
+	int err;
+
+#define TRY(req, want, what)                                                    \
+	do {                                                                    \
+		r = (req);                                                      \
+		err = raw_reg_mr(pd, buf, &r, sizeof(r));                       \
+		CHECK_ERR(err, want, what);                                     \
+	} while (0)
+	TRY(good, 0, "the FLUSH right to global visibility");
+	CHECK_ERR(raw_reg_mr(pd, buf, NULL, 0), 0, "no driver data");
+	TRY(((struct sroce_reg_mr_req){ 0 }), 0, "driver data of zeros");
+	TRY(((struct sroce_reg_mr_req){ .comp_mask = 1ull << 1 }), EINVAL, "an unknown comp_mask bit");
+	TRY(((struct sroce_reg_mr_req){ .comp_mask = 1ull << 63 }), EINVAL, "comp_mask bit 63");
+	r = good;
+	r.reserved = 1;
+	TRY(r, EINVAL, "the reserved field set");
+	TRY(((struct sroce_reg_mr_req){ .comp_mask = SROCE_REG_MR_REQ_FLUSH_ACCESS,
+					.flush_access = SROCE_ACCESS_FLUSH_GLOBAL | (1u << 10) }),
+	    EINVAL, "an access bit that is no FLUSH right");
+	TRY(((struct sroce_reg_mr_req){ .comp_mask = SROCE_REG_MR_REQ_FLUSH_ACCESS,
+					.flush_access = IBV_ACCESS_REMOTE_READ }),
+	    EINVAL, "an ordinary right passed as a FLUSH right");
+	TRY(((struct sroce_reg_mr_req){ .flush_access = SROCE_ACCESS_FLUSH_GLOBAL }), EINVAL,
+	    "a FLUSH right without its comp_mask bit");
+	TRY(((struct sroce_reg_mr_req){ .comp_mask = SROCE_REG_MR_REQ_FLUSH_ACCESS,
+					.flush_access = SROCE_ACCESS_FLUSH_PERSISTENT }),
+	    EOPNOTSUPP, "the FLUSH right to persistence (sroce has none)");
+#undef TRY
+	memcpy(drv, &good, sizeof(good));
+	memcpy(drv + sizeof(good), zeros, sizeof(zeros));
+	CHECK_ERR(raw_reg_mr(pd, buf, drv, sizeof(drv)), 0, "a longer request with a tail of zeros");
+	memcpy(drv + sizeof(good), junk, sizeof(junk));
+	CHECK_ERR(raw_reg_mr(pd, buf, drv, sizeof(drv)), EOPNOTSUPP, "a longer request with a non-zero tail");
+	mr = ibv_reg_mr(pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && ibv_dereg_mr(mr) == 0, "the PD still registers through libibverbs");
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
@@ -265,7 +354,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s matrix|check|cycle|leak|hold|keys DEV [N|READY]\n", argv[0]);
+		fprintf(stderr, "usage: %s matrix|check|cycle|leak|hold|keys|driverdata DEV [N|READY]\n", argv[0]);
 		return 2;
 	}
 	ctx = open_by_name(argv[2]);
@@ -290,6 +379,8 @@ int main(int argc, char **argv)
 		return failures ? 1 : 0; /* the kernel cleans up */
 	} else if (strcmp(argv[1], "hold") == 0 && argc == 4) {
 		mode_hold(ctx, pd, argv[3]);
+	} else if (strcmp(argv[1], "driverdata") == 0) {
+		mode_driverdata(pd);
 	} else if (strcmp(argv[1], "keys") == 0 && argc == 4) {
 		mode_keys(pd, argv[3]);
 	} else {

@@ -18,6 +18,7 @@ rdma link add sroce0 type sroce netdev veth0
 check "debugfs counts: only ib_mad's DMA MR, nothing pinned" wait_until 5 nothing_held
 check "query_device reports MR limits" sh -c 'ibv_devinfo -v -d sroce0 | grep -qE "max_mr:[[:space:]]+65536"'
 check "sizes to 64 MiB, unaligned buffers, keys, exact pinning" "$PROGS/sroce_mr" check sroce0
+check "reg_mr driver data: FLUSH rights taken, bad variants get their errno" "$PROGS/sroce_mr" driverdata sroce0
 check "1000 reg/dereg cycles" "$PROGS/sroce_mr" cycle sroce0 1000
 check "nothing registered or pinned after the cycles" nothing_held
 check "a process exits with 50 MRs registered" "$PROGS/sroce_mr" leak sroce0 50
