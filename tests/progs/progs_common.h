@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Helpers shared by the queue test programs (tests/progs/sroce_q*.c). */
+/* Helpers shared by the test programs (tests/progs/). */
 #ifndef SROCE_PROGS_COMMON_H
 #define SROCE_PROGS_COMMON_H
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,27 @@ static inline int ipv4_gid_index(struct ibv_context *ctx, union ibv_gid *out)
 		}
 	}
 	return -1;
+}
+
+/* One side of a test that connects two QPs in one process: the device, a
+ * PD, its first IPv4 GID, a CQ and the QP. */
+struct qp_end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	int gid_idx;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+};
+
+/* xorshift64: the test programs' reproducible random numbers (a seed from
+ * the command line; *state must not be 0). */
+static inline uint64_t xorshift64(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
 }
 
 /* Opens the device `name` with a PD and its first IPv4 GID (index in

@@ -26,28 +26,11 @@
 
 enum { MR_BYTES = 64 * 1024, SLOTS = MR_BYTES / 8, WHOLE_EVERY = 256, WAIT_S = 20 };
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	union ibv_gid gid;
-	int gid_idx;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-};
-
 static uint64_t rng = 88172645463325252ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* An RC QP on e's device: with the ATOMIC WRITE builder when `sender`,
  * the remote rights an ATOMIC WRITE target needs otherwise; left in INIT. */
-static int end_init(struct end *e, int sender)
+static int end_init(struct qp_end *e, int sender)
 {
 	struct ibv_qp_init_attr_ex ia = {
 		.qp_type = IBV_QPT_RC,
@@ -99,7 +82,7 @@ static int has_atomic_write(const char *name, struct ibv_context *ctx)
 int main(int argc, char **argv)
 {
 	static uint64_t mirror[SLOTS];
-	struct end from, to;
+	struct qp_end from, to;
 	unsigned long n, done = 0, bad = 0;
 	struct ibv_qp_ex *qpx;
 	struct ibv_mr *mr;
@@ -122,7 +105,7 @@ int main(int argc, char **argv)
 	if (!target)
 		return 1;
 	for (unsigned int i = 0; i < SLOTS; i++)
-		target[i] = mirror[i] = next_rand();
+		target[i] = mirror[i] = xorshift64(&rng);
 	mr = ibv_reg_mr(to.pd, target, MR_BYTES,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 	if (!mr || end_init(&from, 1) || end_init(&to, 0) ||
@@ -133,8 +116,8 @@ int main(int argc, char **argv)
 	}
 	qpx = ibv_qp_to_qp_ex(from.qp);
 	while (done < n && !bad) {
-		unsigned int slot = (unsigned int)(next_rand() % SLOTS);
-		uint64_t value = next_rand();
+		unsigned int slot = (unsigned int)(xorshift64(&rng) % SLOTS);
+		uint64_t value = xorshift64(&rng);
 		int rc;
 
 		ibv_wr_start(qpx);

@@ -25,12 +25,7 @@
 enum { BYTES = 64, DEPTH = 128, BATCH = 16 };
 
 struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	union ibv_gid gid;
-	int gid_idx;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct qp_end q;
 	struct ibv_mr *mr;
 	uint8_t *buf;
 };
@@ -54,19 +49,19 @@ static int end_init(struct end *e, const char *dev, bool ex)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
 
-	if (open_with_gid(dev, &e->ctx, &e->pd, &e->gid, &e->gid_idx))
+	if (open_with_gid(dev, &e->q.ctx, &e->q.pd, &e->q.gid, &e->q.gid_idx))
 		return -1;
 	e->buf = aligned_alloc(4096, 4096);
-	e->cq = ibv_create_cq(e->ctx, DEPTH, NULL, NULL, 0);
-	if (!e->buf || !e->cq)
+	e->q.cq = ibv_create_cq(e->q.ctx, DEPTH, NULL, NULL, 0);
+	if (!e->buf || !e->q.cq)
 		return -1;
-	ia.pd = e->pd;
-	ia.send_cq = ia.recv_cq = e->cq;
-	e->mr = ibv_reg_mr(e->pd, e->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	e->qp = ibv_create_qp_ex(e->ctx, &ia);
-	if (!e->mr || !e->qp)
+	ia.pd = e->q.pd;
+	ia.send_cq = ia.recv_cq = e->q.cq;
+	e->mr = ibv_reg_mr(e->q.pd, e->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	e->q.qp = ibv_create_qp_ex(e->q.ctx, &ia);
+	if (!e->mr || !e->q.qp)
 		return -1;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return ibv_modify_qp(e->q.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
 static struct end A, B;
@@ -77,7 +72,7 @@ static int post_batch(bool ex)
 	struct ibv_sge sge = { (uintptr_t)A.buf, BYTES, A.mr->lkey };
 
 	if (ex) {
-		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(A.qp);
+		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(A.q.qp);
 
 		ibv_wr_start(x);
 		for (int i = 0; i < BATCH; i++) {
@@ -97,7 +92,7 @@ static int post_batch(bool ex)
 			.next = i == BATCH - 1 ? NULL : &wr[i + 1],
 			.wr = { .rdma = { .remote_addr = (uintptr_t)B.buf, .rkey = B.mr->rkey } },
 		};
-	return ibv_post_send(A.qp, wr, &bad);
+	return ibv_post_send(A.q.qp, wr, &bad);
 }
 
 int main(int argc, char **argv)
@@ -114,8 +109,8 @@ int main(int argc, char **argv)
 	ex = !strcmp(argv[3], "wr");
 	seconds = atof(argv[4]);
 	if (end_init(&A, argv[1], ex) || end_init(&B, argv[2], false) ||
-	    qp_to_rts(A.qp, B.qp->qp_num, &B.gid, A.gid_idx, 1, 14) ||
-	    qp_to_rts(B.qp, A.qp->qp_num, &A.gid, B.gid_idx, 1, 14)) {
+	    qp_to_rts(A.q.qp, B.q.qp->qp_num, &B.q.gid, A.q.gid_idx, 1, 14) ||
+	    qp_to_rts(B.q.qp, A.q.qp->qp_num, &A.q.gid, B.q.gid_idx, 1, 14)) {
 		CHECK(0, "set up %s -> %s: %s", argv[1], argv[2], strerror(errno));
 		return 1;
 	}
@@ -138,7 +133,7 @@ int main(int argc, char **argv)
 			}
 			batches_out++;
 		}
-		n = ibv_poll_cq(A.cq, 8, wc);
+		n = ibv_poll_cq(A.q.cq, 8, wc);
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				CHECK(0, "completion: %s", ibv_wc_status_str(wc[i].status));

@@ -83,10 +83,7 @@ static unsigned long errors_reported;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static uint64_t rt_now(struct end *e)
