@@ -35,7 +35,10 @@ runs=()
 for _ in $(seq "$n"); do runs+=("$w"); done
 # The VM's own limit must cover every run.
 total=$((n * ${tmo:-300} * ${SROCE_VM_TIMEOUT_SCALE:-1} + 600))
-out=$(SROCE_VM_TOTAL_TIMEOUT=$total bash "$top/scripts/run-vm-tests.sh" "${kargs[@]}" "${runs[@]}" 2>&1 | tee /dev/stderr)
+# The runs go to our stderr as they happen through cat, which shares its
+# file offset: `tee /dev/stderr` reopens a file with O_TRUNC, and the
+# summary below then overwrote the head of a log redirected to a file.
+out=$(SROCE_VM_TOTAL_TIMEOUT=$total bash "$top/scripts/run-vm-tests.sh" "${kargs[@]}" "${runs[@]}" 2>&1 | tee >(cat >&2))
 p=$(grep -c "^PASS $name " <<<"$out")
 f=$(grep -c "^FAIL $name " <<<"$out")
 echo "repeat: $p passed, $((n - p)) failed ($name x$n${env[*]:+, ${env[*]}})"
