@@ -5,6 +5,7 @@
  * to core.h calls.
  */
 #include <linux/mm.h>
+#include <linux/sched/task.h>
 #include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_mad.h> /* IB_DEFAULT_PKEY_FULL */
@@ -160,7 +161,7 @@ struct rdma_user_mmap_entry *sroce_mmap_insert(struct sroce_ucontext *uc, void *
 	return &e->rdma;
 }
 
-static int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+static int sroce_init_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
 	struct sroce_ucontext *uc = container_of(ibuc, struct sroce_ucontext, ibuc);
 	struct sroce_alloc_ucontext_req req = {};
@@ -207,6 +208,29 @@ err_entry:
 	return err;
 err_core:
 	sroce_core_ucontext_destroy(uc->core);
+	return err;
+}
+
+/*
+ * A refused context must not keep its caller's task. ib_alloc_ucontext()
+ * attached the task to the context's restrack entry (a reference), and
+ * Linux 6.1's ioctl GET_CONTEXT (UVERBS_METHOD_GET_CONTEXT, the path
+ * libibverbs takes) frees a context whose alloc_ucontext failed with a bare
+ * kfree: the task_struct, its creds and its signal struct leaked, one set
+ * per refusal, which any user can repeat (make test-debug's kmemleak, in
+ * 30-bad-input's mismatched provider). So the reference is dropped here and
+ * the pointer cleared; the write path's rdma_restrack_put() then finds no
+ * task and puts nothing twice. The entry was never added: nothing else
+ * reads it.
+ */
+static int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	int err = sroce_init_ucontext(ibuc, udata);
+
+	if (err && ibuc->res.task) {
+		put_task_struct(ibuc->res.task);
+		ibuc->res.task = NULL;
+	}
 	return err;
 }
 

@@ -47,6 +47,17 @@ abi=$(sed -n 's/^#define SROCE_ABI_VERSION \([0-9]*\).*/\1/p' "$TOP/abi/sroce-ab
 check "the ABI header names a version" test -n "$abi"
 check "kernel logs the two versions" \
 	sh -c "dmesg | grep -q 'provider ABI $((abi + 1)), kernel ABI $abi'"
+# A refused context keeps nothing of its caller: Linux's ioctl GET_CONTEXT
+# frees it without dropping the task reference the restrack entry holds,
+# and every refusal leaked a task_struct (kmod/linux/verbs.c,
+# sroce_alloc_ucontext). 100 refused opens; the slab's count of task_structs
+# must come back near where it was (SLUB's count is approximate).
+tasks() { awk '$1 == "task_struct" { print $2 }' /proc/slabinfo; }
+tasks_back() { [ "$(tasks)" -le $((before + 40)) ]; }
+before=$(tasks)
+for i in $(seq 100); do ibv_devinfo -d sroce0 >/dev/null 2>&1; done
+check "100 refused contexts leave no task_struct behind ($before before)" wait_until 10 tasks_back
+log "  task_structs: $before before, $(tasks) after"
 cp /tmp/sroce.driver.saved "$drv"
 check "the matching provider opens it again" "$PROGS/sroce_ctx" open sroce0
 
