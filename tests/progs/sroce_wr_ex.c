@@ -30,6 +30,8 @@
  * timestamps must grow per CQ and lie between ibv_query_rt_values_ex
  * readings taken before the batch and after its completions; the wall-clock
  * reader must agree with CLOCK_REALTIME. Prints the count per builder.
+ * With SROCE_WR_EX_PER_BUILDER=1, N is the least each builder in use must
+ * post (slow/91-extended-verbs-long), not the total.
  * The CQ, its readers and the device promises are in sroce_wr_ex/ (wr_ex.h).
  */
 #include <stdbool.h>
@@ -428,17 +430,41 @@ static int run_batch(uint64_t *next_id)
 	return 0;
 }
 
+/* The builders, by WR opcode. */
+static const char *const names[] = { [IBV_WR_SEND] = "wr_send", [IBV_WR_SEND_WITH_IMM] = "wr_send_imm",
+	[IBV_WR_RDMA_WRITE] = "wr_rdma_write", [IBV_WR_RDMA_WRITE_WITH_IMM] = "wr_rdma_write_imm",
+	[IBV_WR_RDMA_READ] = "wr_rdma_read", [IBV_WR_ATOMIC_CMP_AND_SWP] = "wr_atomic_cmp_swp",
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add", [IBV_WR_ATOMIC_WRITE] = "wr_atomic_write",
+	[WR_FLUSH] = "srocedv_wr_flush" };
+
+/* Whether the builder of WR opcode i is in use on QP A (ops: its
+ * send_ops_flags, whose bits 0-6 are IBV_WR_* 0-6). */
+static bool builder_used(unsigned int i, uint64_t ops)
+{
+	if (i >= sizeof(names) / sizeof(names[0]) || !names[i])
+		return false;
+	return i == IBV_WR_ATOMIC_WRITE ? !!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+	       : i == WR_FLUSH	       ? with_flush
+				       : (ops >> i) & 1;
+}
+
+/* The fewest work requests any builder in use has posted. */
+static unsigned long fewest_per_builder(uint64_t ops)
+{
+	unsigned long m = ~0ul;
+
+	for (unsigned int i = 0; i <= WR_FLUSH; i++)
+		if (builder_used(i, ops) && n_op[i] < m)
+			m = n_op[i];
+	return m;
+}
+
 int main(int argc, char **argv)
 {
-	static const char *names[] = { [IBV_WR_SEND] = "wr_send", [IBV_WR_SEND_WITH_IMM] = "wr_send_imm",
-		[IBV_WR_RDMA_WRITE] = "wr_rdma_write", [IBV_WR_RDMA_WRITE_WITH_IMM] = "wr_rdma_write_imm",
-		[IBV_WR_RDMA_READ] = "wr_rdma_read", [IBV_WR_ATOMIC_CMP_AND_SWP] = "wr_atomic_cmp_swp",
-		[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add", [IBV_WR_ATOMIC_WRITE] = "wr_atomic_write",
-		[WR_FLUSH] = "srocedv_wr_flush" };
 	uint64_t ops, id = 1, want;
 	struct ibv_device_attr_ex dx, dxb;
 	unsigned long posted = 0;
-	bool peer_flush;
+	bool peer_flush, per_builder;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s DEV rc|uc|ud N [SEED [PEER_DEV]]\n", argv[0]);
@@ -494,19 +520,20 @@ int main(int argc, char **argv)
 		if (!ah)
 			return 1;
 	}
-	while (posted < want && errors_reported == 0) {
+	/* SROCE_WR_EX_PER_BUILDER=1: N through each builder, not N in all. */
+	per_builder = getenv("SROCE_WR_EX_PER_BUILDER") && !strcmp(getenv("SROCE_WR_EX_PER_BUILDER"), "1");
+	while ((per_builder ? fewest_per_builder(ops) : posted) < want && errors_reported == 0) {
 		uint64_t before = id;
 
 		if (run_batch(&id))
 			break;
 		posted += id - before;
 	}
-	CHECK(posted >= want, "%s: %lu work requests through the builders, every completion and byte checked",
-	      argv[2], posted);
+	CHECK((per_builder ? fewest_per_builder(ops) : posted) >= want,
+	      "%s: %lu work requests through the builders%s, every completion and byte checked", argv[2], posted,
+	      per_builder ? " (at least N through each)" : "");
 	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i] && (i == IBV_WR_ATOMIC_WRITE ? !!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
-				 : i == WR_FLUSH	  ? with_flush
-							  : (ops >> i) & 1))
+		if (builder_used(i, ops))
 			printf("  %s: %lu%s\n", names[i], n_op[i], i == WR_FLUSH ? " (whole MR: see below)" : "");
 	if (with_flush)
 		printf("  FLUSH of a whole MR: %lu\n", n_flush_mr);
