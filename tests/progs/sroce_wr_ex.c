@@ -32,7 +32,8 @@
  * reader must agree with CLOCK_REALTIME. Prints the count per builder.
  * With SROCE_WR_EX_PER_BUILDER=1, N is the least each builder in use must
  * post (slow/91-extended-verbs-long), not the total.
- * The CQ, its readers and the device promises are in sroce_wr_ex/ (wr_ex.h).
+ * The CQ, its readers, the device promises and the per-builder counts are
+ * in sroce_wr_ex/ (wr_ex.h).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,8 +47,6 @@
 #include "sroce_wr_ex/wr_ex.h"
 
 enum { SLOT = 4096, SLOTS = 16, MAX_INL = 64, GRH = 40 };
-/* IBV_WR_FLUSH of rdma-core 45, which 44's enum lacks. */
-#define WR_FLUSH ((enum ibv_wr_opcode)SROCE_WQE_FLUSH)
 #define BUF_BYTES (SLOT * SLOTS)
 
 struct end {
@@ -67,12 +66,11 @@ struct end {
 static enum ibv_qp_type type;
 static bool with_atomic_write; /* RC, and both devices have it */
 static bool with_flush;        /* RC, and both devices have FLUSH to global visibility */
-static unsigned long n_flush_mr;
 static bool pair;              /* B on another device */
 static struct ibv_ah *ah;
 static struct end A, B;
 static uint64_t rng = 88172645463325252ull;
-static unsigned long n_op[16], n_sge, n_sge_list, n_inline, n_inline_list;
+static struct tally tally;
 static unsigned long errors_reported;
 
 #define FAILQ(...)                                                       \
@@ -159,17 +157,17 @@ static void set_gather(struct wr_plan *p, bool may_inline)
 	if (may_inline && p->len <= MAX_INL && how >= 2) {
 		if (how == 2) {
 			ibv_wr_set_inline_data(x, p->src, p->len);
-			n_inline++;
+			tally.inl++;
 		} else {
 			struct ibv_data_buf b[3] = { { p->src, cut1 }, { p->src + cut1, cut2 - cut1 },
 						     { p->src + cut2, p->len - cut2 } };
 
 			ibv_wr_set_inline_data_list(x, 3, b);
-			n_inline_list++;
+			tally.inl_list++;
 		}
 	} else if (how % 2 == 0) {
 		ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)p->src, p->len);
-		n_sge++;
+		tally.sge++;
 	} else {
 		struct ibv_sge s[3] = {
 			{ (uintptr_t)p->src, cut1, A.mr->lkey },
@@ -178,7 +176,7 @@ static void set_gather(struct wr_plan *p, bool may_inline)
 		};
 
 		ibv_wr_set_sge_list(x, 3, s);
-		n_sge_list++;
+		tally.sge_list++;
 	}
 }
 
@@ -211,7 +209,7 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 			p->op == IBV_WR_RDMA_WRITE_WITH_IMM;
 	x->wr_id = wr_id;
 	x->wr_flags = IBV_SEND_SIGNALED;
-	n_op[p->op]++;
+	tally.op[p->op]++;
 	switch ((unsigned int)p->op) { /* WR_FLUSH is outside 44's enum */
 	case IBV_WR_RDMA_READ:
 		for (uint32_t i = 0; i < p->len; i++)
@@ -240,7 +238,7 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 			ibv_wr_atomic_cmp_swp(x, B.mr->rkey, (uintptr_t)target, cmp, swap);
 		}
 		ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)p->src, 8);
-		n_sge++;
+		tally.sge++;
 		return;
 	}
 	case IBV_WR_ATOMIC_WRITE: { /* 8 bytes, no gather: the target changes whole */
@@ -257,7 +255,7 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 	case SROCE_WQE_FLUSH: { /* the slot (any length within it) or the whole MR */
 		bool whole = rnd() % 4 == 0;
 
-		n_flush_mr += whole;
+		tally.flush_mr += whole;
 		srocedv_wr_flush(x, B.mr->rkey, (uintptr_t)p->remote, whole ? 0 : p->len, SROCEDV_FLUSH_GLOBAL,
 				 whole ? SROCEDV_FLUSH_MR : SROCEDV_FLUSH_RANGE);
 		return;
@@ -430,35 +428,6 @@ static int run_batch(uint64_t *next_id)
 	return 0;
 }
 
-/* The builders, by WR opcode. */
-static const char *const names[] = { [IBV_WR_SEND] = "wr_send", [IBV_WR_SEND_WITH_IMM] = "wr_send_imm",
-	[IBV_WR_RDMA_WRITE] = "wr_rdma_write", [IBV_WR_RDMA_WRITE_WITH_IMM] = "wr_rdma_write_imm",
-	[IBV_WR_RDMA_READ] = "wr_rdma_read", [IBV_WR_ATOMIC_CMP_AND_SWP] = "wr_atomic_cmp_swp",
-	[IBV_WR_ATOMIC_FETCH_AND_ADD] = "wr_atomic_fetch_add", [IBV_WR_ATOMIC_WRITE] = "wr_atomic_write",
-	[WR_FLUSH] = "srocedv_wr_flush" };
-
-/* Whether the builder of WR opcode i is in use on QP A (ops: its
- * send_ops_flags, whose bits 0-6 are IBV_WR_* 0-6). */
-static bool builder_used(unsigned int i, uint64_t ops)
-{
-	if (i >= sizeof(names) / sizeof(names[0]) || !names[i])
-		return false;
-	return i == IBV_WR_ATOMIC_WRITE ? !!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
-	       : i == WR_FLUSH	       ? with_flush
-				       : (ops >> i) & 1;
-}
-
-/* The fewest work requests any builder in use has posted. */
-static unsigned long fewest_per_builder(uint64_t ops)
-{
-	unsigned long m = ~0ul;
-
-	for (unsigned int i = 0; i <= WR_FLUSH; i++)
-		if (builder_used(i, ops) && n_op[i] < m)
-			m = n_op[i];
-	return m;
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t ops, id = 1, want;
@@ -522,23 +491,17 @@ int main(int argc, char **argv)
 	}
 	/* SROCE_WR_EX_PER_BUILDER=1: N through each builder, not N in all. */
 	per_builder = getenv("SROCE_WR_EX_PER_BUILDER") && !strcmp(getenv("SROCE_WR_EX_PER_BUILDER"), "1");
-	while ((per_builder ? fewest_per_builder(ops) : posted) < want && errors_reported == 0) {
+	while ((per_builder ? fewest_per_builder(&tally, ops, with_flush) : posted) < want && errors_reported == 0) {
 		uint64_t before = id;
 
 		if (run_batch(&id))
 			break;
 		posted += id - before;
 	}
-	CHECK((per_builder ? fewest_per_builder(ops) : posted) >= want,
+	CHECK((per_builder ? fewest_per_builder(&tally, ops, with_flush) : posted) >= want,
 	      "%s: %lu work requests through the builders%s, every completion and byte checked", argv[2], posted,
 	      per_builder ? " (at least N through each)" : "");
-	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (builder_used(i, ops))
-			printf("  %s: %lu%s\n", names[i], n_op[i], i == WR_FLUSH ? " (whole MR: see below)" : "");
-	if (with_flush)
-		printf("  FLUSH of a whole MR: %lu\n", n_flush_mr);
-	printf("  wr_set_sge: %lu, wr_set_sge_list: %lu, wr_set_inline_data: %lu, wr_set_inline_data_list: %lu\n",
-	       n_sge, n_sge_list, n_inline, n_inline_list);
+	print_tally(&tally, ops, with_flush);
 	if (ah)
 		ibv_destroy_ah(ah);
 	ibv_destroy_qp(A.qp);

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * wr_ex.h - sroce_wr_ex's completion side (completions.c): the CQ it
- * creates, what the checks of ../sroce_wr_ex.c read from it, and the clocks
- * they compare completion timestamps with.
+ * wr_ex.h - sroce_wr_ex's helpers: the completion side (completions.c):
+ * the CQ it creates, what the checks of ../sroce_wr_ex.c read from it and
+ * the clocks they compare completion timestamps with; the device promises
+ * (promises.c); the count per builder (tally.c).
  */
 #pragma once
 #include <infiniband/verbs.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "sroce-abi.h"
+
+/* IBV_WR_FLUSH of rdma-core 45, which 44's enum lacks. */
+#define WR_FLUSH ((enum ibv_wr_opcode)SROCE_WQE_FLUSH)
 
 /* One completion as read. */
 struct got {
@@ -39,3 +45,17 @@ int64_t realtime_offset(void);
 /* sroce's own promises for these verbs (promises.c), printed as ok/FAIL
  * lines; the number that failed. */
 int check_device_promises(const struct ibv_device_attr_ex *dx, struct ibv_pd *pd);
+
+/* Work requests posted per builder (by WR opcode) and per gather setter. */
+struct tally {
+	unsigned long op[16], sge, sge_list, inl, inl_list;
+	unsigned long flush_mr; /* FLUSHes of a whole MR, among op[WR_FLUSH] */
+};
+
+/* Whether the builder of WR opcode i is in use (ops: QP A's
+ * send_ops_flags, whose bits 0-6 are IBV_WR_* 0-6; flush: FLUSH posted). */
+bool builder_used(unsigned int i, uint64_t ops, bool flush);
+/* The fewest work requests any builder in use has posted. */
+unsigned long fewest_per_builder(const struct tally *t, uint64_t ops, bool flush);
+/* Prints the count of each builder in use and of each setter. */
+void print_tally(const struct tally *t, uint64_t ops, bool flush);
