@@ -214,7 +214,7 @@ err_core:
 /*
  * A refused context must not keep its caller's task. ib_alloc_ucontext()
  * attached the task to the context's restrack entry (a reference), and
- * Linux 6.1's ioctl GET_CONTEXT (UVERBS_METHOD_GET_CONTEXT, the path
+ * Linux's ioctl GET_CONTEXT (6.1 and 6.12; UVERBS_METHOD_GET_CONTEXT, the path
  * libibverbs takes) frees a context whose alloc_ucontext failed with a bare
  * kfree: the task_struct, its creds and its signal struct leaked, one set
  * per refusal, which any user can repeat (make test-debug's kmemleak, in
