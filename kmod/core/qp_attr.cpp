@@ -10,7 +10,9 @@ namespace sroce {
 namespace {
 using namespace ib;
 
-enum TypeIndex { t_ud, t_uc, t_rc, t_gsi, t_count };
+// XRC: the initiator (INI) is RC's send half, the target (TGT) RC's
+// receive half; ib_core's table gives each its own column (IBTA annex A14).
+enum TypeIndex { t_ud, t_uc, t_rc, t_gsi, t_xrc_ini, t_xrc_tgt, t_count };
 
 int type_index(u32 type) {
 	switch (type) {
@@ -18,6 +20,8 @@ int type_index(u32 type) {
 	case qpt_uc: return t_uc;
 	case qpt_rc: return t_rc;
 	case qpt_gsi: return t_gsi;
+	case qpt_xrc_ini: return t_xrc_ini;
+	case qpt_xrc_tgt: return t_xrc_tgt;
 	default: return -1;
 	}
 }
@@ -31,13 +35,15 @@ struct Rule {
 constexpr u32 ud_opt_rts = attr_cur_state | attr_qkey;
 constexpr u32 uc_opt_rts = attr_cur_state | attr_alt_path | attr_access_flags | attr_path_mig_state;
 constexpr u32 rc_opt_rts = uc_opt_rts | attr_min_rnr_timer;
+constexpr u32 conn_init = attr_pkey_index | attr_port | attr_access_flags;
 
 // The optional attributes of RTS -> RTS and SQD -> RTS (IBTA table 91).
 constexpr void rts_to_rts(Rule &r) {
 	r.valid = true;
 	r.opt[t_ud] = r.opt[t_gsi] = ud_opt_rts;
 	r.opt[t_uc] = uc_opt_rts;
-	r.opt[t_rc] = rc_opt_rts;
+	r.opt[t_rc] = r.opt[t_xrc_tgt] = rc_opt_rts;
+	r.opt[t_xrc_ini] = uc_opt_rts;
 }
 
 // rules[cur][next]
@@ -52,7 +58,7 @@ constexpr Rule make_rules(u32 cur, u32 next) {
 		if (next == qps_init) {
 			r.valid = true;
 			r.req[t_ud] = attr_pkey_index | attr_port | attr_qkey;
-			r.req[t_uc] = r.req[t_rc] = attr_pkey_index | attr_port | attr_access_flags;
+			r.req[t_uc] = r.req[t_rc] = r.req[t_xrc_ini] = r.req[t_xrc_tgt] = conn_init;
 			r.req[t_gsi] = attr_pkey_index | attr_qkey;
 		}
 		break;
@@ -60,24 +66,28 @@ constexpr Rule make_rules(u32 cur, u32 next) {
 		if (next == qps_init) {
 			r.valid = true;
 			r.opt[t_ud] = attr_pkey_index | attr_port | attr_qkey;
-			r.opt[t_uc] = r.opt[t_rc] = attr_pkey_index | attr_port | attr_access_flags;
+			r.opt[t_uc] = r.opt[t_rc] = r.opt[t_xrc_ini] = r.opt[t_xrc_tgt] = conn_init;
 			r.opt[t_gsi] = attr_pkey_index | attr_qkey;
 		} else if (next == qps_rtr) {
 			r.valid = true;
-			r.req[t_uc] = attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn;
-			r.req[t_rc] = r.req[t_uc] | attr_max_dest_rd_atomic | attr_min_rnr_timer;
+			r.req[t_uc] = r.req[t_xrc_ini] = attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn;
+			r.req[t_rc] = r.req[t_xrc_tgt] = r.req[t_uc] | attr_max_dest_rd_atomic | attr_min_rnr_timer;
 			r.opt[t_ud] = r.opt[t_gsi] = attr_pkey_index | attr_qkey;
-			r.opt[t_uc] = r.opt[t_rc] = attr_alt_path | attr_access_flags | attr_pkey_index;
+			r.opt[t_uc] = r.opt[t_rc] = r.opt[t_xrc_ini] = r.opt[t_xrc_tgt] =
+				attr_alt_path | attr_access_flags | attr_pkey_index;
 		}
 		break;
 	case qps_rtr:
 		if (next == qps_rts) {
 			r.valid = true;
 			r.req[t_ud] = r.req[t_gsi] = r.req[t_uc] = attr_sq_psn;
-			r.req[t_rc] = attr_timeout | attr_retry_cnt | attr_rnr_retry | attr_sq_psn | attr_max_qp_rd_atomic;
+			r.req[t_rc] = r.req[t_xrc_ini] =
+				attr_timeout | attr_retry_cnt | attr_rnr_retry | attr_sq_psn | attr_max_qp_rd_atomic;
+			// The target sends no requests: no retry counts, no rd_atomic.
+			r.req[t_xrc_tgt] = attr_timeout | attr_sq_psn;
 			r.opt[t_ud] = r.opt[t_gsi] = ud_opt_rts;
-			r.opt[t_uc] = uc_opt_rts;
-			r.opt[t_rc] = rc_opt_rts;
+			r.opt[t_uc] = r.opt[t_xrc_ini] = uc_opt_rts;
+			r.opt[t_rc] = r.opt[t_xrc_tgt] = rc_opt_rts;
 		}
 		break;
 	case qps_rts:
@@ -99,6 +109,8 @@ constexpr Rule make_rules(u32 cur, u32 next) {
 			r.opt[t_rc] = attr_port | attr_av | attr_timeout | attr_retry_cnt | attr_rnr_retry |
 				      attr_max_qp_rd_atomic | attr_max_dest_rd_atomic | attr_alt_path |
 				      attr_access_flags | attr_pkey_index | attr_min_rnr_timer | attr_path_mig_state;
+			r.opt[t_xrc_ini] = r.opt[t_rc] & ~(attr_max_dest_rd_atomic | attr_min_rnr_timer);
+			r.opt[t_xrc_tgt] = r.opt[t_rc] & ~(attr_retry_cnt | attr_rnr_retry | attr_max_qp_rd_atomic);
 		}
 		break;
 	case qps_sqe:
@@ -125,6 +137,20 @@ struct Table {
 
 // Built at compile time: no global constructor.
 constexpr Table rules;
+
+// XRC splits RC in two: the initiator takes RC's send-side attributes,
+// the target RC's receive-side ones.
+constexpr u32 rd_send_side = attr_retry_cnt | attr_rnr_retry | attr_max_qp_rd_atomic;
+constexpr u32 rd_recv_side = attr_max_dest_rd_atomic | attr_min_rnr_timer;
+static_assert(rules.r[qps_init][qps_rtr].req[t_xrc_tgt] == rules.r[qps_init][qps_rtr].req[t_rc] &&
+		      rules.r[qps_init][qps_rtr].req[t_xrc_ini] == (rules.r[qps_init][qps_rtr].req[t_rc] & ~rd_recv_side),
+	      "INIT -> RTR: the target needs RC's responder attributes, the initiator none of them");
+static_assert(rules.r[qps_rtr][qps_rts].req[t_xrc_ini] == rules.r[qps_rtr][qps_rts].req[t_rc] &&
+		      rules.r[qps_rtr][qps_rts].req[t_xrc_tgt] == (rules.r[qps_rtr][qps_rts].req[t_rc] & ~rd_send_side),
+	      "RTR -> RTS: the initiator needs RC's requester attributes, the target none of them");
+static_assert(!(rules.r[qps_sqd][qps_sqd].opt[t_xrc_tgt] & rd_send_side) &&
+		      !(rules.r[qps_sqd][qps_sqd].opt[t_xrc_ini] & rd_recv_side),
+	      "SQD -> SQD: neither half takes the other's attributes");
 } // namespace
 
 bool qp_transition_ok(u32 cur, u32 next, u32 type, u32 mask) {

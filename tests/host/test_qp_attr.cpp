@@ -43,6 +43,38 @@ TEST_CASE("qp transitions: the masks real programs use are accepted", "[qp][attr
 	CHECK(qp_transition_ok(qps_sqe, qps_rts, qpt_ud, attr_state | attr_cur_state));
 }
 
+// XRC as ib_core's table has it: the masks of pyverbs' XRCResources and
+// ibv_xsrq_pingpong (both take the target to RTS, the seed's kernel-owned
+// target stops at RTR), and what each half must not be given.
+TEST_CASE("qp transitions: XRC initiator and target", "[qp][attr][xrc]") {
+	u32 init = attr_state | attr_pkey_index | attr_port | attr_access_flags;
+	u32 ini_rtr = attr_state | attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn;
+	u32 tgt_rtr = ini_rtr | attr_max_dest_rd_atomic | attr_min_rnr_timer;
+	u32 ini_rts = attr_state | attr_timeout | attr_retry_cnt | attr_rnr_retry | attr_sq_psn | attr_max_qp_rd_atomic;
+	u32 tgt_rts = attr_state | attr_timeout | attr_sq_psn;
+	for (u32 t : {u32(qpt_xrc_ini), u32(qpt_xrc_tgt)}) {
+		CAPTURE(t);
+		CHECK(qp_transition_ok(qps_reset, qps_init, t, init));
+		CHECK_FALSE(qp_transition_ok(qps_reset, qps_init, t, init & ~attr_access_flags));
+		CHECK_FALSE(qp_transition_ok(qps_reset, qps_init, t, init | attr_qkey));
+	}
+	CHECK(qp_transition_ok(qps_init, qps_rtr, qpt_xrc_ini, ini_rtr));
+	CHECK_FALSE(qp_transition_ok(qps_init, qps_rtr, qpt_xrc_ini, tgt_rtr));
+	CHECK(qp_transition_ok(qps_init, qps_rtr, qpt_xrc_tgt, tgt_rtr));
+	CHECK_FALSE(qp_transition_ok(qps_init, qps_rtr, qpt_xrc_tgt, tgt_rtr & ~attr_max_dest_rd_atomic));
+	CHECK_FALSE(qp_transition_ok(qps_init, qps_rtr, qpt_xrc_tgt, ini_rtr));
+	CHECK(qp_transition_ok(qps_rtr, qps_rts, qpt_xrc_ini, ini_rts));
+	CHECK_FALSE(qp_transition_ok(qps_rtr, qps_rts, qpt_xrc_ini, tgt_rts));
+	CHECK(qp_transition_ok(qps_rtr, qps_rts, qpt_xrc_tgt, tgt_rts));
+	CHECK(qp_transition_ok(qps_rtr, qps_rts, qpt_xrc_tgt, tgt_rts | attr_min_rnr_timer));
+	CHECK_FALSE(qp_transition_ok(qps_rtr, qps_rts, qpt_xrc_tgt, ini_rts));
+	CHECK_FALSE(qp_transition_ok(qps_rtr, qps_rts, qpt_xrc_ini, ini_rts | attr_min_rnr_timer));
+	CHECK(qp_transition_ok(qps_sqd, qps_sqd, qpt_xrc_tgt, attr_state | attr_max_dest_rd_atomic));
+	CHECK_FALSE(qp_transition_ok(qps_sqd, qps_sqd, qpt_xrc_tgt, attr_state | attr_retry_cnt));
+	CHECK(qp_transition_ok(qps_sqd, qps_sqd, qpt_xrc_ini, attr_state | attr_retry_cnt));
+	CHECK_FALSE(qp_transition_ok(qps_sqd, qps_sqd, qpt_xrc_ini, attr_state | attr_max_dest_rd_atomic));
+}
+
 TEST_CASE("qp transitions: invalid ones are refused", "[qp][attr]") {
 	// Skipping a state.
 	CHECK_FALSE(qp_transition_ok(qps_reset, qps_rtr, qpt_rc, attr_state));
@@ -63,7 +95,8 @@ TEST_CASE("qp transitions: invalid ones are refused", "[qp][attr]") {
 	// Back from ERR only through RESET.
 	CHECK_FALSE(qp_transition_ok(qps_err, qps_init, qpt_rc, attr_state | attr_pkey_index | attr_port | attr_access_flags));
 	// Unsupported QP types and out-of-range states.
-	CHECK_FALSE(qp_transition_ok(qps_reset, qps_init, qpt_xrc_tgt, attr_state));
+	CHECK_FALSE(qp_transition_ok(qps_reset, qps_init, qpt_smi, attr_state | attr_pkey_index | attr_qkey));
+	CHECK_FALSE(qp_transition_ok(qps_reset, qps_init, 11, attr_state | attr_pkey_index | attr_port | attr_access_flags));
 	CHECK_FALSE(qp_transition_ok(qps_reset, 7, qpt_rc, attr_state));
 	CHECK_FALSE(qp_transition_ok(9, qps_reset, qpt_rc, attr_state));
 }
