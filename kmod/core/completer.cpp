@@ -144,7 +144,7 @@ bool Qp::place_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_ba
 
 void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
-	if (type_ != ib::qpt_rc)
+	if (!reliable())
 		return;
 	bool nak = (pi.flags & ib::op_aeth) && !pi.hdr.aeth.is_ack() && !(pi.flags & (ib::op_read | ib::op_atomic));
 	if (nak) {
@@ -307,13 +307,17 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 bool Qp::post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b) {
 	if (cq.post(cqe, owner_, solicited, b))
 		return true;
-	// The CQ overflowed (CQ_ERR was raised): this QP cannot report any more.
+	cq_overflowed_locked(b);
+	return false;
+}
+
+// The CQ overflowed (CQ_ERR was raised): this QP cannot report any more.
+void Qp::cq_overflowed_locked(sroce_env_batch *b) {
 	if (state_ != ib::qps_err) {
 		state_ = ib::qps_err;
 		if (!dead_)
 			sroce_env_event(b, owner_, ib::ev_qp_fatal);
 	}
-	return false;
 }
 
 void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
@@ -366,23 +370,25 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 // wr_id is used).
 void Qp::flush_locked(sroce_env_batch *b) {
 	// A pending retry timer finds nothing outstanding and does nothing.
-	u32 prod = req_.sq_fetched;
-	auto p = sq_.producer(comp_.sq_done, req_.sq_fetched); // never behind what was fetched
-	if (!p.is_error())
-		prod = p.value();
-	for (u32 i = comp_.sq_done; i != prod; i++) {
-		SendWqe &w = swqe(i);
-		if (s32(i - req_.sq_fetched) >= 0) { // still in the ring: only wr_id is used
-			__builtin_memcpy(&w.wqe, sq_.entry(i), sizeof(w.wqe));
-			w.status = ib::wc_success;
-			w.done = false;
+	if (sq_.valid()) { // an XRC target has no SQ
+		u32 prod = req_.sq_fetched;
+		auto p = sq_.producer(comp_.sq_done, req_.sq_fetched); // never behind what was fetched
+		if (!p.is_error())
+			prod = p.value();
+		for (u32 i = comp_.sq_done; i != prod; i++) {
+			SendWqe &w = swqe(i);
+			if (s32(i - req_.sq_fetched) >= 0) { // still in the ring: only wr_id is used
+				__builtin_memcpy(&w.wqe, sq_.entry(i), sizeof(w.wqe));
+				w.status = ib::wc_success;
+				w.done = false;
+			}
+			if (!w.done)
+				w.status = ib::wc_wr_flush_err;
+			w.done = true;
 		}
-		if (!w.done)
-			w.status = ib::wc_wr_flush_err;
-		w.done = true;
+		req_.sq_fetched = req_.sq_next = prod;
+		complete_done_locked(b);
 	}
-	req_.sq_fetched = req_.sq_next = prod;
-	complete_done_locked(b);
 	req_.rd_atomic_out = 0;
 	for (u32 i = 0; i < param::max_qp_rd_atom; i++)
 		resp_.res[i].pending = false;
@@ -394,14 +400,17 @@ void Qp::flush_locked(sroce_env_batch *b) {
 		c.status = ib::wc_wr_flush_err;
 		c.opcode = ib::wc_recv;
 		c.qp_num = qpn_;
-		post_cqe_locked(*rcq_, c, false, b);
+		post_recv_cqe_locked(c, false, b);
 	}
 	recvq_.valid = resp_.in_message = false;
+	recvq_.xrc_srq = nullptr;
 	if (recvq_.srq) {
 		if (!dead_)
 			sroce_env_event(b, owner_, ib::ev_qp_last_wqe_reached);
 		return;
 	}
+	if (!recvq_.rq.valid()) // XRC: no receive queue of its own
+		return;
 	recvq_.rq.flush([&](u64 wr_id) {
 		sroce_cqe c{};
 		c.wr_id = wr_id;

@@ -22,6 +22,7 @@ struct sroce_alloc_ucontext_resp;
 struct sroce_core_cq;
 struct sroce_core_qp;
 struct sroce_core_srq;
+struct sroce_core_xrcd;
 struct sroce_core_mr;
 struct sroce_core_ah;
 struct sroce_wqe;
@@ -153,10 +154,19 @@ int sroce_core_cq_modify(struct sroce_core_cq *cq, unsigned int count, unsigned 
 /* Moves the pending CQEs into a new ring; -EINVAL if they do not fit. */
 int sroce_core_cq_resize(struct sroce_core_cq *cq, void *ring, unsigned int log_size);
 
+/* XRC domains (IBTA annex A14): what XRC SRQs and XRC target QPs share. */
+int sroce_core_xrcd_create(struct sroce_core_dev *dev, struct sroce_core_xrcd **out);
+void sroce_core_xrcd_destroy(struct sroce_core_xrcd *xrcd);
+unsigned int sroce_core_xrcd_number(const struct sroce_core_xrcd *xrcd);
+
 /* Shared receive queues. */
 struct sroce_core_srq_init {
 	void *owner;
 	struct sroce_core_pd *pd;
+	/* XRC SRQs: the domain and the CQ its targets' receive completions go
+	 * to (both or neither; -EINVAL otherwise). */
+	struct sroce_core_xrcd *xrcd;
+	struct sroce_core_cq *cq;
 	void *ring;
 	unsigned int log_size;
 	unsigned int stride;     /* bytes per WQE: sroce_core_wqe_stride */
@@ -175,15 +185,20 @@ void sroce_core_srq_query(struct sroce_core_srq *srq, unsigned int *max_wr, unsi
 			  unsigned int *limit);
 unsigned int sroce_core_srq_number(const struct sroce_core_srq *srq);
 
-/* Queue pairs. */
+/* Queue pairs. XRC (IBTA annex A14): an initiator (XRC_INI) is a send-only
+ * RC QP: PD, send CQ and SQ, no receive side. A target (XRC_TGT) is a
+ * receive-only one: its XRC domain and nothing else (no PD, CQs, SRQ or
+ * rings); each request's XRCETH names the XRC SRQ of that domain whose
+ * WQE, PD and CQ it uses. */
 struct sroce_core_qp_init {
 	void *owner;
-	unsigned int qp_type;    /* enum ib_qp_type: GSI, RC, UC, UD (XRC later) */
+	unsigned int qp_type;    /* enum ib_qp_type: GSI, RC, UC, UD, XRC_INI, XRC_TGT */
 	unsigned int port;
 	struct sroce_core_pd *pd;
 	struct sroce_core_cq *send_cq;
 	struct sroce_core_cq *recv_cq;
 	struct sroce_core_srq *srq; /* NULL: the QP has its own RQ */
+	struct sroce_core_xrcd *xrcd; /* XRC_TGT only */
 	unsigned int max_send_sge;
 	unsigned int max_recv_sge;
 	unsigned int max_inline_data;

@@ -74,6 +74,17 @@ int sroce_core_cq_resize(sroce_core_cq *cq, void *ring, unsigned int log_size) {
 	return ktl::to_rc(obj<CompletionQueue>(cq)->resize(ring, log_size));
 }
 
+int sroce_core_xrcd_create(sroce_core_dev *dev, sroce_core_xrcd **out) {
+	return to_handle(Xrcd::create(*dev_of(dev)), out);
+}
+
+void sroce_core_xrcd_destroy(sroce_core_xrcd *xrcd) {
+	if (xrcd)
+		obj<Xrcd>(xrcd)->unref();
+}
+
+unsigned int sroce_core_xrcd_number(const sroce_core_xrcd *xrcd) { return obj<Xrcd>(xrcd)->xrcdn(); }
+
 int sroce_core_srq_create(sroce_core_dev *dev, const sroce_core_srq_init *init, sroce_core_srq **out) {
 	return to_handle(Srq::create(*dev_of(dev), *init), out);
 }

@@ -35,7 +35,9 @@ ktl::Result<void> CompletionQueue::init(const sroce_core_cq_init &init) {
 CompletionQueue::~CompletionQueue() {
 	if (mod_timer_) // kill() never ran: a CQ that was never handed out
 		sroce_env_timer_destroy(mod_timer_);
-	sroce_env_free(owners_);
+	// An XRC target may drop an SRQ's last reference, and so its CQ's,
+	// under its lock.
+	sroce_env_free_deferred(owners_);
 	dev_->counts().cqs.put();
 }
 

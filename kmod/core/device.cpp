@@ -28,7 +28,8 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	// PD number 0 is never handed out, so 0 can mean "none" in the ABI.
 	TRY(pd_ids_.init(1, param::max_pd));
 	TRY(keys_.init(param::max_mr));
-	TRY(srq_ids_.init(1, param::max_srq));
+	TRY(xrcd_ids_.init(1, param::max_xrcd));
+	TRY(srqs_.init(1, param::max_srq));
 	// QPNs 0 and 1 are the special QPs; QP1 is placed with insert_at.
 	TRY(qps_.init(param::first_qpn, param::max_qp - 1));
 	TRY(ahs_.init(1, param::max_ah));

@@ -16,6 +16,7 @@ namespace sroce {
 
 class Qp;
 class Ah;
+class Srq;
 
 class Device;
 // rx.cpp: one received packet (consumed).
@@ -85,7 +86,10 @@ public:
 	MemoryKeyTable &keys() { return keys_; }
 	// An MR with npages pinned pages came (true) or went (false).
 	void count_mr(u64 npages, bool add);
-	IdAllocator &srq_ids() { return srq_ids_; }
+	IdAllocator &xrcd_ids() { return xrcd_ids_; }
+	// SRQN -> Srq: an XRC target finds a message's SRQ by the number in
+	// its XRCETH. 0 is never an SRQN, so an unset one matches nothing.
+	ObjectTable<Srq> &srqs() { return srqs_; }
 	ObjectTable<Qp> &qps() { return qps_; }
 	ObjectTable<Ah> &ahs() { return ahs_; }
 	// The active IB MTU (enum ib_mtu) of the port.
@@ -112,12 +116,23 @@ private:
 	Port port_; // guarded by port_lock_
 	IdAllocator pd_ids_;
 	MemoryKeyTable keys_;
-	IdAllocator srq_ids_;
+	IdAllocator xrcd_ids_;
+	ObjectTable<Srq> srqs_;
 	ObjectTable<Qp> qps_;
 	ObjectTable<Ah> ahs_;
 	DeviceCounts counts_;
 	CounterBlock counters_;
 	SqPoller sq_poller_;
 };
+
+// Makes a T numbered from `ids` (T(dev, number)): the number goes back if
+// the allocation fails, and in T's destructor after that.
+template <typename T> ktl::Result<ktl::RefPtr<T>> create_numbered(IdAllocator &ids, Device &dev) {
+	u32 n = TRY(ids.alloc());
+	auto obj = ktl::make_ref<T>(ktl::AllocCtx::may_sleep, dev, n);
+	if (obj.is_error())
+		ids.free(n);
+	return obj;
+}
 
 } // namespace sroce

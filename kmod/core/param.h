@@ -31,6 +31,7 @@
 #define SROCE_MAX_SRQ_WR (1u << 14)
 #define SROCE_MAX_SRQ_SGE 27u
 #define SROCE_MAX_AH (1u << 16)
+#define SROCE_MAX_XRCD (1u << 12)
 #define SROCE_MAX_QP_RD_ATOM 128u
 #define SROCE_MAX_RES_RD_ATOM (1u << 16)
 #define SROCE_MAX_PKEYS 1u
@@ -91,6 +92,7 @@ constexpr u32 max_srq = SROCE_MAX_SRQ;
 constexpr u32 max_srq_wr = SROCE_MAX_SRQ_WR;
 constexpr u32 max_srq_sge = SROCE_MAX_SRQ_SGE;
 constexpr u32 max_ah = SROCE_MAX_AH;
+constexpr u32 max_xrcd = SROCE_MAX_XRCD;
 constexpr u32 max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 constexpr u32 max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
 constexpr u32 max_pkeys = SROCE_MAX_PKEYS;

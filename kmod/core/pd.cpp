@@ -4,11 +4,7 @@
 namespace sroce {
 
 ktl::Result<ktl::RefPtr<Pd>> Pd::create(Device &dev) {
-	u32 pdn = TRY(dev.pd_ids().alloc());
-	auto pd = ktl::make_ref<Pd>(ktl::AllocCtx::may_sleep, dev, pdn);
-	if (pd.is_error())
-		dev.pd_ids().free(pdn);
-	return pd;
+	return create_numbered<Pd>(dev.pd_ids(), dev);
 }
 
 Pd::~Pd() { dev_->pd_ids().free(pdn_); }

@@ -24,9 +24,21 @@ u32 sq_priv_stride(u32 ring_stride) {
 
 ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 	if (in.qp_type != ib::qpt_rc && in.qp_type != ib::qpt_uc && in.qp_type != ib::qpt_ud &&
-	    in.qp_type != ib::qpt_gsi)
+	    in.qp_type != ib::qpt_gsi && in.qp_type != ib::qpt_xrc_ini && in.qp_type != ib::qpt_xrc_tgt)
 		return Error::from_errno(err::opnotsupp);
-	if (!in.pd || !in.send_cq || !in.recv_cq || !in.sq_ring)
+	// An XRC target is its domain alone; everyone else has no domain.
+	if (in.qp_type == ib::qpt_xrc_tgt) {
+		if (!in.xrcd || in.pd || in.send_cq || in.recv_cq || in.srq || in.sq_ring || in.rq_ring)
+			return Error::from_errno(err::inval);
+		return {};
+	}
+	if (in.xrcd)
+		return Error::from_errno(err::inval);
+	// An XRC initiator has no receive side.
+	bool recv_side = in.qp_type != ib::qpt_xrc_ini;
+	if (!recv_side && (in.recv_cq || in.srq || in.rq_ring || in.max_recv_sge))
+		return Error::from_errno(err::inval);
+	if (!in.pd || !in.send_cq || (recv_side && !in.recv_cq) || !in.sq_ring)
 		return Error::from_errno(err::inval);
 	if (in.max_send_sge > param::max_sge || in.max_recv_sge > param::max_sge ||
 	    in.max_inline_data > param::max_inline_data)
@@ -36,7 +48,7 @@ ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 	u32 need = u32(sizeof(sroce_wqe)) + ktl::max(in.max_send_sge * u32(sizeof(sroce_sge)), in.max_inline_data);
 	if (in.sq_stride < need || in.sq_stride > (1u << 16))
 		return Error::from_errno(err::inval);
-	if (!in.srq) {
+	if (recv_side && !in.srq) {
 		if (!in.rq_ring || in.rq_log_size > 31 || (1u << in.rq_log_size) > param::max_qp_wr)
 			return Error::from_errno(err::inval);
 		if (in.rq_stride < sizeof(sroce_wqe) + in.max_recv_sge * sizeof(sroce_sge) || in.rq_stride > (1u << 16))
@@ -66,19 +78,26 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	rcq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(in.recv_cq));
 	if (in.srq)
 		recvq_.srq = ktl::RefPtr<Srq>(reinterpret_cast<Srq *>(in.srq));
+	xrcd_ = ktl::RefPtr<Xrcd>(reinterpret_cast<Xrcd *>(in.xrcd));
 	max_send_sge_ = in.max_send_sge;
 	recvq_.max_sge = in.max_recv_sge;
 	max_inline_ = in.max_inline_data;
-	sq_.init(in.sq_ring, in.sq_log_size, in.sq_stride);
-	sq_mask_ = sq_.size() - 1;
-	if (!recvq_.srq)
+	// Every queue but an XRC target's SQ and its receive side (or an
+	// initiator's receive side) has a ring.
+	if (in.sq_ring) {
+		sq_.init(in.sq_ring, in.sq_log_size, in.sq_stride);
+		sq_mask_ = sq_.size() - 1;
+		sq_priv_stride_ = sq_priv_stride(in.sq_stride);
+		sq_priv_ = static_cast<u8 *>(ktl::zalloc_for(user_, usize(sq_priv_stride_) << in.sq_log_size));
+		if (!sq_priv_)
+			return Error::from_errno(err::nomem);
+	}
+	if (in.rq_ring)
 		recvq_.rq.init(in.rq_ring, in.rq_log_size, in.rq_stride, in.max_recv_sge);
-	sq_priv_stride_ = sq_priv_stride(in.sq_stride);
-	sq_priv_ = static_cast<u8 *>(ktl::zalloc_for(user_, usize(sq_priv_stride_) << in.sq_log_size));
 	resp_.res = static_cast<ReadAtomicRes *>(ktl::zalloc_for(user_, sizeof(ReadAtomicRes) * param::max_qp_rd_atom));
 	timer_ = sroce_env_timer_create(on_timer, this);
 	work_ = sroce_env_work_create(on_work, this);
-	if (!sq_priv_ || !resp_.res || !timer_ || !work_)
+	if (!resp_.res || !timer_ || !work_)
 		return Error::from_errno(err::nomem);
 	if (type_ == ib::qpt_gsi) {
 		TRY(dev_->qps().insert_at(param::gsi_qpn, this));
@@ -126,8 +145,9 @@ void Qp::destroy() {
 	// Nothing re-arms them once dead_ is set.
 	sroce_env_timer_cancel(timer_);
 	sroce_env_work_cancel(work_);
-	scq_->forget_qp(owner_);
-	if (rcq_.get() != scq_.get())
+	if (scq_)
+		scq_->forget_qp(owner_);
+	if (rcq_ && rcq_.get() != scq_.get())
 		rcq_->forget_qp(owner_);
 }
 
@@ -146,7 +166,7 @@ void Qp::to_error_locked(sroce_env_batch *b, int event) {
 
 ktl::Result<void> Qp::post_send(const sroce_wqe &wqe, const sroce_sge *sge, const void *data, u32 inline_len) {
 	ktl::Guard g(lock_);
-	if (user_)
+	if (user_ || !sq_.valid())
 		return Error::from_errno(err::inval);
 	if (state_ == ib::qps_reset || state_ == ib::qps_init || state_ == ib::qps_rtr)
 		return Error::from_errno(err::inval);
@@ -178,7 +198,7 @@ ktl::Result<void> Qp::post_send(const sroce_wqe &wqe, const sroce_sge *sge, cons
 
 ktl::Result<void> Qp::post_recv(const sroce_wqe &wqe, const sroce_sge *sge) {
 	ktl::Guard g(lock_);
-	if (user_ || recvq_.srq)
+	if (user_ || !recvq_.rq.valid())
 		return Error::from_errno(err::inval);
 	if (state_ == ib::qps_reset)
 		return Error::from_errno(err::inval);

@@ -20,6 +20,7 @@
 #include "ring.h"
 #include "sq_poller.h"
 #include "srq.h"
+#include "xrcd.h"
 
 struct sroce_env_timer;
 struct sroce_env_work;
@@ -119,6 +120,9 @@ struct ReadAtomicRes {
 	// ATOMIC WRITE and FLUSH: a zero-length READ response, sent again for a
 	// duplicate without executing again.
 	bool empty_answer = false;
+	// The PD the request's keys were checked in: an XRC target's comes from
+	// the message's SRQ, which a duplicate need not name again.
+	u32 pdn = 0;
 };
 
 // The requester's state (requester.cpp), under the QP lock: what was
@@ -184,11 +188,13 @@ struct ResponderState {
 };
 
 // Where the responder takes receive WQEs from, the QP's side of a receive
-// queue owner: its own RQ, or the SRQ it shares (an RSS work queue later);
-// and the WQE the message in progress holds.
+// queue owner: its own RQ, or the SRQ it shares (an RSS work queue later),
+// or for an XRC target the SRQ each message's XRCETH names; and the WQE the
+// message in progress holds.
 struct QpRecv {
-	RecvQueue rq;                // absent with an SRQ
+	RecvQueue rq;                // absent with an SRQ, and for an XRC target
 	ktl::RefPtr<Srq> srq;        // set at creation, never changed
+	ktl::RefPtr<Srq> xrc_srq;    // XRC target: the current request's SRQ
 	u32 max_sge = 0;
 	RecvWqe wqe;
 	bool valid = false;          // wqe is held by the message in progress
@@ -236,7 +242,14 @@ private:
 	// ---- qp.cpp: state, timer and work ----
 	// To ERR with the affiliated asynchronous event that says why.
 	void to_error_locked(sroce_env_batch *b, int event = ib::ev_qp_fatal);
-	bool connected() const { return type_ == ib::qpt_rc || type_ == ib::qpt_uc; }
+	bool connected() const { return type_ != ib::qpt_ud && type_ != ib::qpt_gsi; }
+	// Acknowledged, retried, READ and ATOMIC capable: RC and both XRC halves.
+	bool reliable() const { return type_ == ib::qpt_rc || type_ == ib::qpt_xrc_ini || type_ == ib::qpt_xrc_tgt; }
+	bool xrc_target() const { return type_ == ib::qpt_xrc_tgt; }
+	// The BTH opcode's transport bits for this QP's packets.
+	u8 transport_base() const {
+		return type_ == ib::qpt_rc ? ib::op::rc : type_ == ib::qpt_uc ? ib::op::uc : connected() ? ib::op::xrc : ib::op::ud;
+	}
 	bool sends_allowed() const { return state_ == ib::qps_rts || state_ == ib::qps_sqd; }
 	bool recv_allowed() const {
 		return state_ == ib::qps_rtr || state_ == ib::qps_rts || state_ == ib::qps_sqd;
@@ -294,6 +307,7 @@ private:
 	// completions and flush
 	void complete_send_locked(SendWqe &w, sroce_env_batch *b);
 	bool post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b);
+	void cq_overflowed_locked(sroce_env_batch *b);
 	void complete_done_locked(sroce_env_batch *b);
 	void flush_locked(sroce_env_batch *b);
 
@@ -304,6 +318,11 @@ private:
 	void on_request_locked(const RxPacket &rx, sroce_env_batch *b);
 	void on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool payload_fits_mtu(const ib::PacketInfo &pi) const;
+	bool xrc_bind_srq_locked(const RxPacket &rx, sroce_env_batch *b);
+	// The PD a request's keys are checked in: the QP's, or for an XRC
+	// target the PD of the SRQ its XRCETH named (IBTA annex A14).
+	u32 resp_pdn_locked() const { return xrc_target() ? recvq_.xrc_srq->pdn() : pd_->pdn(); }
+	void post_recv_cqe_locked(const sroce_cqe &c, bool solicited, sroce_env_batch *b);
 	void execute_locked(const RxPacket &rx, sroce_env_batch *b);
 	void execute_send_locked(const RxPacket &rx, sroce_env_batch *b);
 	void execute_write_locked(const RxPacket &rx, sroce_env_batch *b);
@@ -337,9 +356,10 @@ private:
 	u16 udp_sport() const { return sport_; }
 
 	ktl::RefPtr<Device> dev_;
-	ktl::RefPtr<Pd> pd_;
-	ktl::RefPtr<CompletionQueue> scq_;
-	ktl::RefPtr<CompletionQueue> rcq_;
+	ktl::RefPtr<Pd> pd_;                // none for an XRC target
+	ktl::RefPtr<CompletionQueue> scq_;  // none for an XRC target
+	ktl::RefPtr<CompletionQueue> rcq_;  // none for XRC: a target completes into its SRQs' CQs
+	ktl::RefPtr<Xrcd> xrcd_;            // XRC target
 	void *owner_ = nullptr;
 	u32 qpn_ = 0;
 	u32 type_ = 0;

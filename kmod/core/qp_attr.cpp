@@ -332,8 +332,8 @@ void Qp::query(sroce_core_qp_attr *a) {
 	a->retry_cnt = retry_cnt_;
 	a->rnr_retry = rnr_retry_;
 	a->port_num = port_;
-	a->max_send_wr = sq_.size();
-	a->max_recv_wr = recvq_.srq ? 0 : recvq_.rq.size();
+	a->max_send_wr = sq_.valid() ? sq_.size() : 0;       // none: an XRC target
+	a->max_recv_wr = recvq_.rq.valid() ? recvq_.rq.size() : 0; // none: an SRQ, or XRC
 	a->max_send_sge = max_send_sge_;
 	a->max_recv_sge = recvq_.max_sge;
 	a->max_inline_data = max_inline_;

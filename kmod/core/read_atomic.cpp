@@ -70,13 +70,14 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 	n.valid = n.pending = true;
 	n.atomic = atomic;
 	n.first_psn = n.req_psn = n.next_psn = psn;
+	n.pdn = resp_pdn_locked();
 	if (atomic) {
 		const ib::AtomicEth &a = pi.hdr.atomic_eth;
 		if (a.va & 7) {
 			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
 			return;
 		}
-		auto mr = dev_->keys().lookup_rkey(a.rkey, pd_->pdn(), a.va, 8, ib::access::remote_atomic);
+		auto mr = dev_->keys().lookup_rkey(a.rkey, n.pdn, a.va, 8, ib::access::remote_atomic);
 		u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(a.va);
 		if (!p) {
 			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
@@ -105,7 +106,7 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 		}
 		// A zero-length READ checks no key (IBTA C9-88, as rxe).
 		if (r.length &&
-		    dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error()) {
+		    dev_->keys().lookup_rkey(r.rkey, n.pdn, r.va, r.length, ib::access::remote_read).is_error()) {
 			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 			return;
 		}
@@ -134,7 +135,7 @@ bool Qp::execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 		nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
 		return false;
 	}
-	auto mr = dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, sizeof(v), ib::access::remote_write);
+	auto mr = dev_->keys().lookup_rkey(r.rkey, resp_pdn_locked(), r.va, sizeof(v), ib::access::remote_write);
 	u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(r.va);
 	if (!p || sroce_env_pkt_read(rx.pkt, rx.payload_off, &v, sizeof(v))) {
 		nak_and_error_locked(ib::NakCode::remote_access, psn, b);
@@ -167,7 +168,7 @@ bool Qp::execute_flush_locked(const RxPacket &rx, sroce_env_batch *b) {
 		    (f.placement & ib::flush::persistent ? u32(ib::access::flush_persistent) : 0u);
 	// The whole MR: the key and rights alone (a zero length skips the bounds).
 	u64 len = f.selectivity == ib::flush::level_region ? 0 : ktl::max(r.length, 1u);
-	if ((access_ & needs) != needs || dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, len, needs).is_error()) {
+	if ((access_ & needs) != needs || dev_->keys().lookup_rkey(r.rkey, resp_pdn_locked(), r.va, len, needs).is_error()) {
 		nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 		return false;
 	}
@@ -185,13 +186,13 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 	h.aeth.msn = resp_.msn;
 	u32 payload = 0;
 	if (e.atomic) {
-		h.bth.opcode = ib::op::rc | ib::op::atomic_acknowledge;
+		h.bth.opcode = u8(transport_base() | ib::op::atomic_acknowledge);
 		h.atomic_ack_eth.orig = e.orig;
 	} else {
 		payload = ktl::min(e.remaining, mtu());
 		bool first = e.next_psn == e.req_psn, last = payload == e.remaining;
 		using namespace ib::op;
-		h.bth.opcode = u8(rc | (first && last ? read_response_only
+		h.bth.opcode = u8(transport_base() | (first && last ? read_response_only
 					: first	     ? read_response_first
 					: last	     ? read_response_last
 						     : read_response_middle));
@@ -205,7 +206,7 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 	if (payload) {
 		// The key is checked for every packet: a deregistration in the
 		// middle of a long READ ends it with a NAK.
-		auto mr = dev_->keys().lookup_rkey(e.rkey, pd_->pdn(), e.va, payload, ib::access::remote_read);
+		auto mr = dev_->keys().lookup_rkey(e.rkey, e.pdn, e.va, payload, ib::access::remote_read);
 		auto r = mr.is_error() ? ktl::Result<void>(mr.error())
 				       : mr.value()->copy_from(e.va, tx.data + tx.payload_off, payload);
 		if (r.is_error()) {
@@ -275,7 +276,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 			if (r.rkey != e->orig_rkey || r.va != e->orig_va + off || off + r.length > e->orig_len)
 				return;
 			if (r.length &&
-			    dev_->keys().lookup_rkey(r.rkey, pd_->pdn(), r.va, r.length, ib::access::remote_read).is_error())
+			    dev_->keys().lookup_rkey(r.rkey, e->pdn, r.va, r.length, ib::access::remote_read).is_error())
 				return;
 			e->rkey = r.rkey;
 			e->va = r.va;

@@ -22,6 +22,7 @@ public:
 		ring_.init(ring, log_size, stride);
 		max_sge_ = max_sge;
 	}
+	bool valid() const { return ring_.valid(); }
 	u32 size() const { return ring_.size(); }
 	u32 max_sge() const { return max_sge_; }
 

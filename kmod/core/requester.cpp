@@ -31,18 +31,18 @@ ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 	case ib::wr_rdma_read:
 	case ib::wr_atomic_cmp_swp:
 	case ib::wr_atomic_fetch_add:
-		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE))
+		if (!reliable() || (w.flags & SROCE_WQE_INLINE))
 			return Error::from_errno(err::inval);
 		break;
 	case ib::wr_atomic_write:
 		// Its 8 bytes travel in the WQE (rdma.compare_add), no SGEs.
-		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE) || w.num_sge)
+		if (!reliable() || (w.flags & SROCE_WQE_INLINE) || w.num_sge)
 			return Error::from_errno(err::inval);
 		break;
 	case ib::wr_flush: {
 		// No payload; the FETH carries one or both placement types and a level.
 		constexpr u8 types = ib::flush::global | ib::flush::persistent;
-		if (type_ != ib::qpt_rc || (w.flags & SROCE_WQE_INLINE) || w.num_sge || !w.flush.type ||
+		if (!reliable() || (w.flags & SROCE_WQE_INLINE) || w.num_sge || !w.flush.type ||
 		    (w.flush.type & ~types) || w.flush.level > ib::flush::level_region)
 			return Error::from_errno(err::inval);
 		break;
@@ -109,7 +109,7 @@ bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
 }
 
 u8 Qp::wire_opcode(const SendWqe &w, bool first, bool last) const {
-	u8 base = type_ == ib::qpt_rc ? ib::op::rc : type_ == ib::qpt_uc ? ib::op::uc : ib::op::ud;
+	u8 base = transport_base();
 	u8 op = w.wqe.opcode;
 	using namespace ib::op;
 	if (!connected())
@@ -196,6 +196,9 @@ void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 			h.immdt.imm = ktl::be32_to_cpu(w.wqe.imm_or_inv);
 	}
 	h.bth.opcode = wire_opcode(w, p.first, p.last);
+	// XRC: every request packet names the target SRQ (the codec writes the
+	// XRCETH only for XRC opcodes).
+	h.xrceth.srqn = w.wqe.xrc_remote_srqn & ib::qpn_mask;
 	h.bth.psn = req_.psn;
 	h.bth.se = p.last && (w.wqe.flags & SROCE_WQE_SOLICITED) && !is_read_or_atomic(op) &&
 		   (op != ib::wr_rdma_write);
@@ -207,7 +210,7 @@ void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 // half the PSN window is out.
 bool Qp::ack_req_locked(const SendWqe &w, bool last) {
 	req_.pkts_since_ack_req++;
-	if (type_ != ib::qpt_rc)
+	if (!reliable())
 		return false;
 	s32 out = psn_diff(req_.psn, comp_.unacked_psn) + 1; // with this packet
 	bool pausing = req_.sq_next + 1 == req_.sq_fetched && last;
@@ -246,7 +249,7 @@ bool Qp::gather_payload_locked(SendWqe &w, const RequestPacket &p, Tx &tx, sroce
 void Qp::advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_batch *b) {
 	u8 op = w.wqe.opcode;
 	u32 mtu_b = mtu();
-	if (type_ == ib::qpt_rc) {
+	if (reliable()) {
 		// A PSN sent before is a retransmission (what a capture of this
 		// flow shows as a PSN going backwards).
 		if (psn_diff(req_.psn, req_.psn_high) < 0)
@@ -275,7 +278,7 @@ void Qp::advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_b
 	if (req_.cur_offset >= w.length) {
 		req_.sq_next = idx + 1;
 		req_.cur_offset = 0;
-		if (type_ != ib::qpt_rc) {
+		if (!reliable()) {
 			// Unreliable: done once sent.
 			w.done = true;
 			complete_done_locked(b);
@@ -310,7 +313,7 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 }
 
 void Qp::requester_run_locked(sroce_env_batch *b) {
-	if (dead_)
+	if (dead_ || !sq_.valid()) // an XRC target has no SQ
 		return;
 	if (state_ == ib::qps_err) {
 		flush_locked(b);
@@ -331,7 +334,7 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		}
 		if (state_ == ib::qps_sqd && !w.started)
 			break; // SQ drained: no new WQE starts
-		if (type_ == ib::qpt_rc) {
+		if (reliable()) {
 			if (psn_diff(req_.psn, comp_.unacked_psn) >= s32(req_.window))
 				break;
 			if (is_read_or_atomic(w.wqe.opcode) && req_.rd_atomic_out >= ktl::max(max_rd_atomic_, 1u))
@@ -346,7 +349,7 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		if (!send_packet_locked(w, req_.sq_next, b))
 			break;
 	}
-	if (type_ == ib::qpt_rc && req_.psn != comp_.unacked_psn)
+	if (reliable() && req_.psn != comp_.unacked_psn)
 		arm_retry_timer_locked();
 }
 

@@ -29,7 +29,7 @@ void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
 	if (!path_)
 		return;
 	ib::Headers h;
-	h.bth.opcode = ib::op::rc | ib::op::acknowledge;
+	h.bth.opcode = u8(transport_base() | ib::op::acknowledge);
 	h.bth.dest_qpn = dest_qpn_;
 	h.bth.psn = psn;
 	h.aeth.syndrome = syndrome;
@@ -54,7 +54,7 @@ void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
 		c.status = refused_recv_status(code);
 		c.opcode = ib::wc_recv;
 		c.qp_num = qpn_;
-		post_cqe_locked(*rcq_, c, false, b);
+		post_recv_cqe_locked(c, false, b);
 		recvq_.valid = false;
 	}
 	resp_.in_message = false;
@@ -65,7 +65,7 @@ void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
 // UC drops the rest of the message (IBTA 9.8.3.2). Either way a receive WQE
 // the message already took completes with the error instead of being lost.
 void Qp::reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b) {
-	if (type_ == ib::qpt_rc) {
+	if (reliable()) {
 		nak_and_error_locked(code, rx.pi.hdr.bth.psn, b);
 		return;
 	}
@@ -81,7 +81,7 @@ void Qp::reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b)
 void Qp::rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b) {
 	if (first)
 		resp_.in_message = false;
-	if (type_ == ib::qpt_rc)
+	if (reliable())
 		send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), rx.pi.hdr.bth.psn, b);
 	else
 		resp_.drop_message = true;
@@ -89,8 +89,9 @@ void Qp::rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b) {
 
 int Qp::take_recv_locked(sroce_env_batch *b) {
 	int rc = 0;
-	if (recvq_.srq) {
-		rc = ktl::to_rc(recvq_.srq->take(recvq_.wqe, b));
+	Srq *srq = xrc_target() ? recvq_.xrc_srq.get() : recvq_.srq.get();
+	if (srq) {
+		rc = ktl::to_rc(srq->take(recvq_.wqe, b));
 	} else {
 		auto r = recvq_.rq.take(recvq_.wqe);
 		if (r.is_error())
@@ -122,7 +123,40 @@ void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool im
 		c.network_hdr_type = rx.ip.addr.ip_version == 6 ? ib::net_ipv6 : ib::net_ipv4;
 	}
 	recvq_.valid = false;
-	post_cqe_locked(*rcq_, c, rx.pi.hdr.bth.se, b);
+	post_recv_cqe_locked(c, rx.pi.hdr.bth.se, b);
+}
+
+void Qp::post_recv_cqe_locked(const sroce_cqe &c, bool solicited, sroce_env_batch *b) {
+	if (!xrc_target()) {
+		post_cqe_locked(*rcq_, c, solicited, b);
+		return;
+	}
+	// Into the CQ of the SRQ the WQE came from, under that SRQ's lock: a
+	// WQE of an SRQ destroyed since is no one's to complete.
+	if (recvq_.xrc_srq && recvq_.xrc_srq->post_cqe(c, owner_, solicited, b) == Srq::Posted::cq_full)
+		cq_overflowed_locked(b);
+}
+
+// ---- XRC target ------------------------------------------------------------------
+
+// Every request to an XRC target names, in its XRCETH, the XRC SRQ whose
+// receive WQEs, PD and CQ it uses; the SRQ must be of the target's domain
+// (IBTA annex A14). A message keeps the SRQ it started with. false when
+// refused: NAKed as a remote access error (the QP goes to error with
+// IB_EVENT_QP_ACCESS_ERR, as hns and qedr report a bad XRCETH), or as an
+// invalid request when a message changes SRQ.
+bool Qp::xrc_bind_srq_locked(const RxPacket &rx, sroce_env_batch *b) {
+	auto srq = dev_->srqs().lookup(rx.pi.hdr.xrceth.srqn);
+	if (!srq || srq->xrcd() != xrcd_.get()) {
+		nak_and_error_locked(ib::NakCode::remote_access, rx.pi.hdr.bth.psn, b);
+		return false;
+	}
+	if (resp_.in_message && srq.get() != recvq_.xrc_srq.get()) {
+		nak_and_error_locked(ib::NakCode::invalid_request, rx.pi.hdr.bth.psn, b);
+		return false;
+	}
+	recvq_.xrc_srq = ktl::move(srq);
+	return true;
 }
 
 // ---- UD ------------------------------------------------------------------------
@@ -175,7 +209,7 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 		reject_locked(ib::NakCode::invalid_request, rx, b);
 		return;
 	}
-	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, pd_->pdn()};
+	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, resp_pdn_locked()};
 	auto r = sge_scatter_pkt(*dev_, l, resp_.recv_offset, rx.pkt, rx.payload_off, pi.payload_len);
 	if (r.is_error()) {
 		bool len = r.error().errno_value() == err::msgsize;
@@ -230,7 +264,8 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	if (pi.payload_len) {
 		u64 va = resp_.write_va + resp_.recv_offset;
-		auto mr = dev_->keys().lookup_rkey(resp_.write_rkey, pd_->pdn(), va, pi.payload_len, ib::access::remote_write);
+		auto mr = dev_->keys().lookup_rkey(resp_.write_rkey, resp_pdn_locked(), va, pi.payload_len,
+						   ib::access::remote_write);
 		ktl::Result<void> r;
 		if (mr.is_error()) {
 			r = mr.error();
@@ -278,7 +313,9 @@ bool Qp::payload_fits_mtu(const ib::PacketInfo &pi) const {
 void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 f = pi.flags;
-	bool rc = type_ == ib::qpt_rc;
+	bool rc = reliable();
+	if (xrc_target() && !xrc_bind_srq_locked(rx, b))
+		return;
 	// Message sequencing (IBTA 9.8.3): MIDDLE/LAST continue the message in
 	// progress, of the same kind; FIRST/ONLY/READ/ATOMIC start one.
 	bool starts = f & (ib::op_first | ib::op_slot_request);

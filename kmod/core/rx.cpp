@@ -13,11 +13,14 @@ namespace {
 // UDP + the longest IB headers.
 constexpr u32 max_hdr = 60 + 8 + ib::len::max_headers;
 
-bool transport_matches(ib::Transport t, u32 qp_type) {
+// XRC's halves each take one direction: a target requests, an initiator
+// their responses.
+bool transport_matches(ib::Transport t, bool response, u32 qp_type) {
 	switch (t) {
 	case ib::Transport::rc: return qp_type == ib::qpt_rc;
 	case ib::Transport::uc: return qp_type == ib::qpt_uc;
 	case ib::Transport::ud: return qp_type == ib::qpt_ud || qp_type == ib::qpt_gsi;
+	case ib::Transport::xrc: return qp_type == (response ? ib::qpt_xrc_ini : ib::qpt_xrc_tgt);
 	default: return false;
 	}
 }
@@ -94,7 +97,8 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 		return;
 	}
 	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
-	if (!qp || !transport_matches(ib::opcode_info(rx.pi.hdr.bth.opcode).transport, qp->type())) {
+	if (!qp || !transport_matches(ib::opcode_info(rx.pi.hdr.bth.opcode).transport, rx.pi.flags & ib::op_response,
+				      qp->type())) {
 		rc.inc(SROCE_CNT_RX_BAD_QPN);
 		sroce_env_pkt_free(pkt);
 		return;

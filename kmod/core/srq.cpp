@@ -10,6 +10,12 @@ using ktl::Error;
 namespace err = ktl::err;
 
 ktl::Result<ktl::RefPtr<Srq>> Srq::create(Device &dev, const sroce_core_srq_init &init) {
+	// An XRC SRQ comes with its CQ, a basic one has none; all of one device.
+	Xrcd *x = reinterpret_cast<Xrcd *>(init.xrcd);
+	CompletionQueue *cq = reinterpret_cast<CompletionQueue *>(init.cq);
+	Pd *pd = reinterpret_cast<Pd *>(init.pd);
+	if (!x != !cq || (x && (&x->device() != &dev || &cq->device() != &dev)) || (pd && &pd->device() != &dev))
+		return Error::from_errno(err::inval);
 	if (!init.pd || !init.ring || init.log_size > 31 || (1u << init.log_size) > param::max_srq_wr ||
 	    init.max_sge > param::max_srq_sge ||
 	    sizeof(sroce_wqe) + usize(init.max_sge) * sizeof(sroce_sge) > init.stride)
@@ -23,18 +29,21 @@ ktl::Result<ktl::RefPtr<Srq>> Srq::create(Device &dev, const sroce_core_srq_init
 
 ktl::Result<void> Srq::init(const sroce_core_srq_init &init) {
 	TRY(lock_.init());
-	srqn_ = TRY(dev_->srq_ids().alloc());
 	pd_ = ktl::RefPtr<Pd>(reinterpret_cast<Pd *>(init.pd));
+	xrcd_ = ktl::RefPtr<Xrcd>(reinterpret_cast<Xrcd *>(init.xrcd));
+	cq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(init.cq));
 	owner_ = init.owner;
 	user_ = init.user != 0;
 	limit_ = init.srq_limit;
 	rq_.init(init.ring, init.log_size, init.stride, init.max_sge);
+	// Last: once in the table an XRC target may find it.
+	srqn_ = TRY(dev_->srqs().insert(this));
+	listed_ = true;
 	return {};
 }
 
 Srq::~Srq() {
-	if (srqn_)
-		dev_->srq_ids().free(srqn_);
+	KTL_WARN_ON(listed_); // kill() takes it out before the last reference
 	dev_->counts().srqs.put();
 }
 
@@ -82,7 +91,18 @@ void Srq::query(u32 *max_wr, u32 *max_sge, u32 *limit) {
 	*limit = limit_;
 }
 
+Srq::Posted Srq::post_cqe(const sroce_cqe &cqe, void *qp_owner, bool solicited, sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	if (dead_ || !cq_)
+		return Posted::srq_gone;
+	return cq_->post(cqe, qp_owner, solicited, b) ? Posted::ok : Posted::cq_full;
+}
+
 void Srq::kill() {
+	if (listed_) {
+		dev_->srqs().remove(srqn_, this);
+		listed_ = false;
+	}
 	ktl::Guard g(lock_);
 	dead_ = true;
 }

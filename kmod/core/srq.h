@@ -2,10 +2,15 @@
 // take one receive WQE from at the first packet of each message. A corrupt
 // ring puts it in error; the limit event fires once when the number of
 // posted WQEs drops below the armed limit.
+//
+// An XRC SRQ (IBTA annex A14) belongs to an XRC domain and has its own CQ:
+// XRC targets of that domain take its WQEs for the messages whose XRCETH
+// names it, check memory keys against its PD, and complete into its CQ.
 #pragma once
 #include "cq.h"
 #include "pd.h"
 #include "recv_queue.h"
+#include "xrcd.h"
 
 namespace sroce {
 
@@ -21,6 +26,14 @@ public:
 	void query(u32 *max_wr, u32 *max_sge, u32 *limit);
 	u32 srqn() const { return srqn_; }
 	u32 pdn() const { return pd_->pdn(); }
+	// XRC: the domain (null for a basic SRQ), immutable.
+	const Xrcd *xrcd() const { return xrcd_.get(); }
+	// XRC: posts a receive completion of a target QP into this SRQ's CQ,
+	// under the SRQ's lock, so that it orders against kill(): once the SRQ
+	// is destroyed (and its CQ may be next) nothing reaches the CQ again.
+	enum class Posted { ok, cq_full, srq_gone };
+	Posted post_cqe(const sroce_cqe &cqe, void *qp_owner, bool solicited, sroce_env_batch *b);
+	// Out of the SRQN table, no more events or completions (destroy).
 	void kill();
 
 private:
@@ -33,8 +46,11 @@ private:
 
 	ktl::RefPtr<Device> dev_;
 	ktl::RefPtr<Pd> pd_;
+	ktl::RefPtr<Xrcd> xrcd_;           // XRC only
+	ktl::RefPtr<CompletionQueue> cq_;  // XRC only
 	void *owner_ = nullptr;
 	u32 srqn_ = 0;
+	bool listed_ = false; // in the device's SRQN table
 	bool user_ = false;
 	ktl::SpinLock lock_{SROCE_LOCK_SRQ};
 	RecvQueue rq_;       // guarded by lock_
