@@ -346,4 +346,51 @@ struct sroce_create_ah_resp {
 	__u32 reserved;
 };
 
+/* ---------------------------------------------------------------------- */
+/* The seed's kernel-owned XRC receive QP (srocedv_alloc_xrc_rcv_qp,
+ * Documentation/xrc.md): a driver method on an XRC domain object
+ * (UVERBS_OBJECT_XRCD), in the driver's ID space (1 << UVERBS_ID_NS_SHIFT).
+ * Its attributes: the domain's handle (read access), the request, and the
+ * QP number out. The kernel makes an XRC target in its own PD and takes it
+ * RESET -> INIT -> RTR; it lives until the domain's last user is gone. */
+enum sroce_uverbs_methods { /* enumerators: uverbs' macros paste the names */
+	SROCE_METHOD_XRC_RCV_QP_ALLOC = (1u << 12),
+};
+enum sroce_xrc_rcv_qp_attrs {
+	SROCE_ATTR_XRC_RCV_QP_XRCD = (1u << 12),
+	SROCE_ATTR_XRC_RCV_QP_REQ,
+	SROCE_ATTR_XRC_RCV_QP_QPN, /* __u32 out */
+};
+
+/* attr_mask: IB_QP_* (= IBV_QP_*) bits of the fields given. Required:
+ * ACCESS_FLAGS, PKEY_INDEX and PORT (RESET -> INIT); AV, PATH_MTU,
+ * DEST_QPN, RQ_PSN and MIN_RNR_TIMER (INIT -> RTR). Optional:
+ * MAX_DEST_RD_ATOMIC (0 without it: SENDs only). Any other bit: EINVAL.
+ * The AV is RoCE's: the destination GID, the source GID's index, and the
+ * GRH's hop limit, traffic class and flow label. */
+struct sroce_xrc_rcv_qp_req {
+	__u64 comp_mask;        /* 0: nothing beyond these fields yet */
+	__u32 attr_mask;
+	__u32 qp_access_flags;
+	__u32 dest_qp_num;
+	__u32 rq_psn;
+	__u32 flow_label;
+	__u16 pkey_index;
+	__u8 port_num;
+	__u8 path_mtu;          /* enum ib_mtu */
+	__u8 max_dest_rd_atomic;
+	__u8 min_rnr_timer;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 reserved[3];
+	__u8 dgid[16];
+};
+/* The attributes a request may name (IB_QP_* values). */
+#define SROCE_XRC_RCV_QP_REQUIRED                                                             \
+	((1u << 3) | (1u << 4) | (1u << 5) /* ACCESS_FLAGS, PKEY_INDEX, PORT */ |             \
+	 (1u << 7) | (1u << 8) | (1u << 12) | (1u << 15) | (1u << 20) /* AV, PATH_MTU, RQ_PSN, \
+									 MIN_RNR_TIMER, DEST_QPN */)
+#define SROCE_XRC_RCV_QP_OPTIONAL (1u << 17) /* MAX_DEST_RD_ATOMIC */
+
 #endif /* SROCE_ABI_H */

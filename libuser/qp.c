@@ -4,7 +4,9 @@
  * the mapped SQ, publishes them and rings the doorbell only when the kernel
  * asks for it (NEED_WAKEUP: its SQ poller sleeps, or the context is in
  * doorbell mode); post_recv writes the mapped RQ and never enters the
- * kernel.
+ * kernel. XRC: an initiator (XRC_SEND) has only the SQ and names the
+ * target SRQ in each WQE; a target (XRC_RECV, made or opened) has no rings
+ * and takes no work requests.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,9 +24,29 @@ static uint32_t sroce_min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/* A provider QP before its command: zeroed, its ring locks ready. */
+static struct sroce_qp *sroce_qp_alloc(void)
+{
+	struct sroce_qp *qp = calloc(1, sizeof(*qp));
+
+	if (qp) {
+		pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+		pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	}
+	return qp;
+}
+
+/* Frees what sroce_qp_alloc made (rings unmapped). */
+static void sroce_qp_free(struct sroce_qp *qp)
+{
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
+	free(qp);
+}
+
 /* Creates the QP the kernel side and maps its rings. attr->comp_mask holds
- * at most PD and SEND_OPS_FLAGS here; attr->cap returns what was granted.
- * req, if any, goes to the kernel as the request's driver data. */
+ * at most PD, XRCD and SEND_OPS_FLAGS here; attr->cap returns what was
+ * granted. req, if any, goes to the kernel as the request's driver data. */
 static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 					     struct ibv_qp_init_attr_ex *attr,
 					     const struct sroce_create_qp_req *req)
@@ -37,7 +59,7 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 		struct ib_uverbs_create_qp_resp ibv;
 		struct sroce_create_qp_resp drv;
 	} resp = {};
-	struct sroce_qp *qp = calloc(1, sizeof(*qp));
+	struct sroce_qp *qp = sroce_qp_alloc();
 	int err;
 
 	if (!qp)
@@ -46,8 +68,12 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 				   &resp.ibv, sizeof(resp));
 	if (err)
 		goto err_free;
+	/* The kernel makes an XRC target without the request's driver data
+	 * and answers with none: it has no rings. */
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return &qp->vqp.qp;
 	err = sroce_ring_map(&qp->sq, ctx->cmd_fd, &resp.drv.sq, sizeof(struct sroce_wqe));
-	if (!err && !attr->srq)
+	if (!err && !attr->srq && attr->qp_type != IBV_QPT_XRC_SEND)
 		err = sroce_ring_map(&qp->rq, ctx->cmd_fd, &resp.drv.rq, sizeof(struct sroce_wqe));
 	if (err)
 		goto err_unmap;
@@ -63,8 +89,6 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 		qp->rq.idx = qp->rq.hdr->producer;
 		qp->rq.peer = qp->rq.hdr->consumer;
 	}
-	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		sroce_qp_ex_init(qp, attr->send_ops_flags);
 	return &qp->vqp.qp;
@@ -73,7 +97,7 @@ err_unmap:
 	sroce_ring_unmap(&qp->sq);
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
-	free(qp);
+	sroce_qp_free(qp);
 	errno = err;
 	return NULL;
 }
@@ -99,9 +123,9 @@ struct ibv_qp *sroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 }
 
 /*
- * ibv_create_qp_ex: a PD, at most an empty create_flags (pyverbs' tests pick
- * that mask at random), and the ibv_qp_ex builders the QP type has. XRC
- * comes with its issue.
+ * ibv_create_qp_ex: a PD (an XRC target: its XRCD instead), at most an
+ * empty create_flags (pyverbs' tests pick that mask at random), and the
+ * ibv_qp_ex builders the QP type has.
  */
 struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
@@ -111,18 +135,26 @@ struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_at
 struct ibv_qp *sroce_create_qp_ex_req(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
 				      const struct sroce_create_qp_req *req)
 {
-	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
+	/* What names the device: the PD, or a target's domain. */
+	uint32_t owner = tgt ? IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD;
 	struct ibv_qp_init_attr_ex ex = *attr;
+	struct ibv_context *owner_ctx;
 	struct ibv_qp *qp;
 	int err;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || (attr->comp_mask & ~known) ||
+	if ((attr->comp_mask & ~known) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!attr->pd || attr->pd->context != ctx) {
+	owner_ctx = !(attr->comp_mask & owner) ? NULL : tgt ? (attr->xrcd ? attr->xrcd->context : NULL)
+							    : (attr->pd ? attr->pd->context : NULL);
+	if (owner_ctx != ctx || (tgt && req && req->comp_mask)) {
+		/* A target gets no create-time attributes: the kernel makes it
+		 * without the request's driver data. */
 		errno = EINVAL;
 		return NULL;
 	}
@@ -134,7 +166,7 @@ struct ibv_qp *sroce_create_qp_ex_req(struct ibv_context *ctx, struct ibv_qp_ini
 		}
 	}
 	ex.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
-	qp = sroce_create_qp_common(ctx, &ex, req);
+	qp = sroce_create_qp_common(ctx, &ex, tgt ? NULL : req);
 	if (qp)
 		attr->cap = ex.cap;
 	return qp;
@@ -162,18 +194,40 @@ int sroce_destroy_qp(struct ibv_qp *ibqp)
 
 	if (err)
 		return err;
+	/* Unmapped rings (XRC, an SRQ) unmap as nothing. */
 	sroce_ring_unmap(&qp->rq);
 	sroce_ring_unmap(&qp->sq);
-	pthread_spin_destroy(&qp->rq.lock);
-	pthread_spin_destroy(&qp->sq.lock);
-	free(qp);
+	sroce_qp_free(qp);
 	return 0;
+}
+
+/* ibv_open_qp: another process's XRC target, by number, in a domain this
+ * process opened too. Only modify, query and destroy work on the handle;
+ * the target itself lives until its last handle is destroyed. */
+struct ibv_qp *sroce_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr)
+{
+	struct ibv_open_qp cmd;
+	struct ib_uverbs_create_qp_resp resp;
+	struct sroce_qp *qp = sroce_qp_alloc();
+	int err;
+
+	if (!qp)
+		return NULL;
+	err = ibv_cmd_open_qp(ctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		sroce_qp_free(qp);
+		errno = err;
+		return NULL;
+	}
+	return &qp->vqp.qp;
 }
 
 /* The opcode-specific part. The kernel validates it all again. */
 static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr *wr,
 			    struct sroce_wqe *wqe)
 {
+	if (ibqp->qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_remote_srqn = wr->qp_type.xrc.remote_srqn;
 	if (ibqp->qp_type == IBV_QPT_UD) {
 		if ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
 		    !wr->wr.ud.ah)
@@ -264,8 +318,9 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	bool posted;
 	int err = 0, db;
 
-	/* No sends before RTS; ERR accepts them, to flush them. */
-	if (ibqp->state <= IBV_QPS_RTR) {
+	/* No sends before RTS; ERR accepts them, to flush them. An XRC target
+	 * has no SQ. */
+	if (ibqp->state <= IBV_QPS_RTR || !qp->sq.map) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

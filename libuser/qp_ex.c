@@ -31,6 +31,7 @@ int sroce_qp_ex_check_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
 
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND: /* RC's send half */
 		allowed = SROCE_QP_EX_RC_OPS;
 		break;
 	case IBV_QPT_UC:
@@ -367,6 +368,22 @@ static void wr_refuse_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t 
 	batch_refuse(ex);
 }
 
+/* XRC: the SRQ the last claimed WQE goes to at the target (every packet's
+ * XRCETH). Only an initiator has one. */
+static void wr_set_xrc_srqn(struct ibv_qp_ex *ex, uint32_t remote_srqn)
+{
+	struct sroce_qp *qp = ex_to_sqp(ex);
+	struct sroce_wqe *wqe = batch_cur(ex);
+
+	if (!wqe)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND) {
+		batch_fail(&qp->batch, EINVAL);
+		return;
+	}
+	wqe->xrc_remote_srqn = remote_srqn;
+}
+
 static void wr_refuse_key(struct ibv_qp_ex *ex, uint32_t key)
 {
 	(void)key;
@@ -402,7 +419,7 @@ void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t send_ops_flags)
 	ex->wr_bind_mw = wr_refuse_bind_mw;
 	ex->wr_local_inv = wr_refuse_key;
 	ex->wr_send_inv = wr_refuse_key;
-	ex->wr_set_xrc_srqn = wr_refuse_key;
+	ex->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	ex->wr_send_tso = wr_refuse_tso;
 	ex->wr_atomic_write = wr_atomic_write;
 	qp->vqp.comp_mask |= VERBS_QP_EX;

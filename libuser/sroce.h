@@ -81,8 +81,8 @@ struct sroce_wr_batch {
 
 struct sroce_qp {
 	struct verbs_qp vqp;       /* vqp.qp is the ibv_qp; vqp.qp_ex the builders */
-	struct sroce_uring sq;     /* user produces, kernel consumes */
-	struct sroce_uring rq;     /* unmapped (map == NULL) with an SRQ */
+	struct sroce_uring sq;     /* user produces, kernel consumes; unmapped for an XRC target */
+	struct sroce_uring rq;     /* unmapped (map == NULL) with an SRQ, and for XRC */
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
@@ -90,7 +90,7 @@ struct sroce_qp {
 };
 
 struct sroce_srq {
-	struct ibv_srq ibv_srq;
+	struct verbs_srq vsrq;     /* vsrq.srq is the ibv_srq; XRC: its type, domain, number */
 	struct sroce_uring ring;
 	uint32_t max_sge;
 	uint32_t srqn;
@@ -118,7 +118,7 @@ static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
 
 static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
-	return sroce_container_of(ibsrq, struct sroce_srq, ibv_srq);
+	return sroce_container_of(ibsrq, struct sroce_srq, vsrq.srq);
 }
 
 static inline struct sroce_ah *to_sah(struct ibv_ah *ibah)
@@ -228,6 +228,8 @@ int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
 int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		   struct ibv_qp_init_attr *init);
 int sroce_destroy_qp(struct ibv_qp *ibqp);
+/* ibv_open_qp: a handle on an XRC target another process made. */
+struct ibv_qp *sroce_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr);
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
@@ -236,6 +238,9 @@ struct ibv_srq *sroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 /* The same with create-time attributes for the kernel (srocedv_create_srq). */
 struct ibv_srq *sroce_create_srq_req(struct ibv_pd *pd, struct ibv_srq_init_attr *attr,
 				     const struct sroce_create_srq_req *req);
+/* ibv_create_srq_ex: basic and XRC SRQs. */
+struct ibv_srq *sroce_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr);
+int sroce_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int sroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask);
 int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sroce_destroy_srq(struct ibv_srq *ibsrq);

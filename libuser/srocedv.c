@@ -3,6 +3,11 @@
  * srocedv.c - the srocedv_* extension API (see <infiniband/srocedv.h>).
  */
 #include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "infiniband/srocedv.h"
 #include "sroce.h"
@@ -122,4 +127,78 @@ void srocedv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr,
 		return;
 	}
 	sroce_wr_flush(qp, rkey, remote_addr, len, type, level);
+}
+
+/* The seed's attributes that do not apply to a receive QP made RESET ->
+ * INIT -> RTR by the kernel: accepted and ignored. */
+#define SROCEDV_XRC_RCV_IGNORED                                                                   \
+	(IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_QKEY | IBV_QP_SQ_PSN | IBV_QP_PATH_MIG_STATE | \
+	 IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |       \
+	 IBV_QP_EN_SQD_ASYNC_NOTIFY | IBV_QP_CAP)
+
+_Static_assert(SROCE_XRC_RCV_QP_REQUIRED ==
+		       (IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_AV | IBV_QP_PATH_MTU |
+			IBV_QP_RQ_PSN | IBV_QP_MIN_RNR_TIMER | IBV_QP_DEST_QPN),
+	       "the kernel's required bits are libibverbs'");
+_Static_assert(SROCE_XRC_RCV_QP_OPTIONAL == IBV_QP_MAX_DEST_RD_ATOMIC, "and its optional one");
+_Static_assert(SROCEDV_MAX_XRC_RCV_QPS == 64, "the kernel's SROCE_MAX_XRC_RCV_QPS");
+
+/* The driver method on the domain (abi/sroce-abi.h), called with a plain
+ * ioctl: the domain's handle, the request in, the QP number out. */
+static int sroce_xrc_rcv_ioctl(struct ibv_context *ctx, uint32_t xrcd_handle,
+			       const struct sroce_xrc_rcv_qp_req *req, uint32_t *qpn)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[3];
+	} cmd = {
+		.hdr = { .length = sizeof(cmd), .object_id = UVERBS_OBJECT_XRCD,
+			 .method_id = SROCE_METHOD_XRC_RCV_QP_ALLOC, .num_attrs = 3 },
+		.attrs = {
+			{ .attr_id = SROCE_ATTR_XRC_RCV_QP_XRCD, .flags = UVERBS_ATTR_F_MANDATORY,
+			  .data = xrcd_handle },
+			{ .attr_id = SROCE_ATTR_XRC_RCV_QP_REQ, .len = sizeof(*req),
+			  .flags = UVERBS_ATTR_F_MANDATORY, .data = (uintptr_t)req },
+			{ .attr_id = SROCE_ATTR_XRC_RCV_QP_QPN, .len = sizeof(*qpn),
+			  .flags = UVERBS_ATTR_F_MANDATORY, .data = (uintptr_t)qpn },
+		},
+	};
+
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd))
+		/* uverbs: EPROTONOSUPPORT for a method this kernel lacks. */
+		return errno == EPROTONOSUPPORT ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
+int srocedv_alloc_xrc_rcv_qp(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_attr *attr,
+			     int attr_mask, uint32_t *xrc_rcv_qpn)
+{
+	struct verbs_xrcd *vx;
+	struct sroce_xrc_rcv_qp_req req = { 0 };
+	unsigned int mask = (unsigned int)attr_mask & ~(unsigned int)SROCEDV_XRC_RCV_IGNORED;
+
+	if (!pd || !xrcd || !attr || !xrc_rcv_qpn || pd->context != xrcd->context)
+		return -EINVAL;
+	if (!sroce_is_sroce_context(pd->context))
+		return -EOPNOTSUPP;
+	vx = sroce_container_of(xrcd, struct verbs_xrcd, xrcd);
+	if ((mask & SROCE_XRC_RCV_QP_REQUIRED) != SROCE_XRC_RCV_QP_REQUIRED ||
+	    (mask & ~(unsigned int)(SROCE_XRC_RCV_QP_REQUIRED | SROCE_XRC_RCV_QP_OPTIONAL)) ||
+	    !attr->ah_attr.is_global || !(vx->comp_mask & VERBS_XRCD_HANDLE))
+		return -EINVAL;
+	req.attr_mask = mask;
+	req.qp_access_flags = attr->qp_access_flags;
+	req.pkey_index = attr->pkey_index;
+	req.port_num = attr->port_num;
+	req.path_mtu = (uint8_t)attr->path_mtu;
+	req.dest_qp_num = attr->dest_qp_num;
+	req.rq_psn = attr->rq_psn;
+	req.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	req.min_rnr_timer = attr->min_rnr_timer;
+	req.sgid_index = attr->ah_attr.grh.sgid_index;
+	req.hop_limit = attr->ah_attr.grh.hop_limit;
+	req.traffic_class = attr->ah_attr.grh.traffic_class;
+	req.flow_label = attr->ah_attr.grh.flow_label;
+	memcpy(req.dgid, attr->ah_attr.grh.dgid.raw, sizeof(req.dgid));
+	return sroce_xrc_rcv_ioctl(pd->context, vx->handle, &req, xrc_rcv_qpn);
 }

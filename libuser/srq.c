@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * srq.c - shared receive queues: uverbs commands for control, and
- * post_srq_recv into the mapped ring without a system call.
+ * srq.c - shared receive queues, basic and XRC: uverbs commands for
+ * control, and post_srq_recv into the mapped ring without a system call.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +11,29 @@
 struct ibv_srq *sroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	return sroce_create_srq_req(pd, attr, NULL);
+}
+
+/* After the create command: maps the ring, ready to post; or destroys the
+ * SRQ and frees it. max_sge is what the kernel granted. 0 or the errno. */
+static int sroce_srq_created(struct sroce_srq *srq, int cmd_fd, uint32_t max_sge,
+			     const struct sroce_create_srq_resp *resp)
+{
+	uint32_t room;
+	int err = sroce_ring_map(&srq->ring, cmd_fd, &resp->ring, sizeof(struct sroce_wqe));
+
+	if (err) {
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		free(srq);
+		return err;
+	}
+	/* Bounded by what a WQE slot holds. */
+	room = (srq->ring.stride - sizeof(struct sroce_wqe)) / sizeof(struct sroce_sge);
+	srq->max_sge = max_sge < room ? max_sge : room;
+	srq->srqn = resp->srqn;
+	srq->ring.idx = srq->ring.hdr->producer;
+	srq->ring.peer = srq->ring.hdr->consumer;
+	pthread_spin_init(&srq->ring.lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
 }
 
 struct ibv_srq *sroce_create_srq_req(struct ibv_pd *pd, struct ibv_srq_init_attr *attr,
@@ -25,34 +48,83 @@ struct ibv_srq *sroce_create_srq_req(struct ibv_pd *pd, struct ibv_srq_init_attr
 		struct sroce_create_srq_resp drv;
 	} resp = {};
 	struct sroce_srq *srq = calloc(1, sizeof(*srq));
-	uint32_t room;
 	int err;
 
 	if (!srq)
 		return NULL;
-	err = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv),
+	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv),
 				 &resp.ibv, sizeof(resp));
-	if (err)
-		goto err_free;
-	err = sroce_ring_map(&srq->ring, pd->context->cmd_fd, &resp.drv.ring, sizeof(struct sroce_wqe));
-	if (err)
-		goto err_destroy;
-	/* What the kernel granted (attr->attr was updated), bounded by what a
-	 * WQE slot holds. */
-	room = (srq->ring.stride - sizeof(struct sroce_wqe)) / sizeof(struct sroce_sge);
-	srq->max_sge = attr->attr.max_sge < room ? attr->attr.max_sge : room;
-	srq->srqn = resp.drv.srqn;
-	srq->ring.idx = srq->ring.hdr->producer;
-	srq->ring.peer = srq->ring.hdr->consumer;
-	pthread_spin_init(&srq->ring.lock, PTHREAD_PROCESS_PRIVATE);
-	return &srq->ibv_srq;
+	if (err) {
+		free(srq);
+	} else {
+		srq->vsrq.srq_type = IBV_SRQT_BASIC;
+		/* attr->attr now holds what the kernel granted. */
+		err = sroce_srq_created(srq, pd->context->cmd_fd, attr->attr.max_sge, &resp.drv);
+	}
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return &srq->vsrq.srq;
+}
 
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->ibv_srq);
-err_free:
-	free(srq);
-	errno = err;
-	return NULL;
+/*
+ * ibv_create_srq_ex: a basic SRQ, or an XRC SRQ with its domain and the CQ
+ * its targets' receive completions go to. Tag matching SRQs: EOPNOTSUPP.
+ */
+struct ibv_srq *sroce_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
+{
+	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+			 IBV_SRQ_INIT_ATTR_CQ;
+	struct {
+		struct ibv_create_xsrq ibv;
+		struct sroce_create_srq_req drv;
+	} cmd = {};
+	struct {
+		struct ib_uverbs_create_srq_resp ibv;
+		struct sroce_create_srq_resp drv;
+	} resp = {};
+	bool xrc = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_XRC;
+	struct sroce_srq *srq;
+	int err;
+
+	if ((attr->comp_mask & ~known) ||
+	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC && !xrc)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd || attr->pd->context != ctx ||
+	    (xrc && (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ||
+		     !attr->xrcd || !attr->cq))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	/* Fills vsrq: type, and for XRC the domain, CQ and number. */
+	err = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd.ibv, sizeof(cmd.ibv), &resp.ibv, sizeof(resp));
+	if (err)
+		free(srq);
+	else
+		err = sroce_srq_created(srq, ctx->cmd_fd, attr->attr.max_sge, &resp.drv);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return &srq->vsrq.srq;
+}
+
+/* The number an XRC sender names (ibv_wr_set_xrc_srqn); a basic SRQ has
+ * none to give (EOPNOTSUPP, as mlx4). */
+int sroce_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EOPNOTSUPP;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
 }
 
 int sroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * verbs.c - the control-path verbs of the provider: queries and protection
- * domains, and the table of every verb the provider implements (memory
+ * verbs.c - the control-path verbs of the provider: queries, protection
+ * domains and XRC domains, and the table of every verb the provider implements (memory
  * regions are in mr.c, queues in cq.c, qp.c, srq.c, ah.c).
  */
 #include <errno.h>
@@ -68,14 +68,47 @@ static int sroce_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
+/* XRC domains: ib_core shares one between the processes that open the same
+ * file (attr->fd, O_CREAT, O_EXCL), or makes a private one for fd -1. */
+static struct ibv_xrcd *sroce_open_xrcd(struct ibv_context *ibctx, struct ibv_xrcd_init_attr *attr)
+{
+	struct ibv_open_xrcd cmd;
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct verbs_xrcd *xrcd = calloc(1, sizeof(*xrcd));
+	int err;
+
+	if (!xrcd)
+		return NULL;
+	err = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(xrcd);
+		errno = err;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+static int sroce_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = sroce_container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int err = ibv_cmd_close_xrcd(xrcd);
+
+	if (err)
+		return err;
+	free(xrcd);
+	return 0;
+}
+
 const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_alloc_pd,
+	.close_xrcd = sroce_close_xrcd,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_cq_ex = sroce_create_cq_ex,
 	.create_qp = sroce_create_qp,
 	.create_qp_ex = sroce_create_qp_ex,
 	.create_srq = sroce_create_srq,
+	.create_srq_ex = sroce_create_srq_ex,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,
@@ -83,9 +116,12 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
 	.free_context = sroce_free_context,
+	.get_srq_num = sroce_get_srq_num,
 	.modify_qp = sroce_modify_qp,
 	.modify_cq = sroce_modify_cq,
 	.modify_srq = sroce_modify_srq,
+	.open_qp = sroce_open_qp,
+	.open_xrcd = sroce_open_xrcd,
 	.poll_cq = sroce_poll_cq,
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,

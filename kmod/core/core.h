@@ -451,6 +451,7 @@ struct sroce_core_qp_view {
 	unsigned int timer_armed;
 	unsigned long long retrans_pkts;
 	unsigned long long retrans_timeouts;
+	unsigned long long xrcd;     /* an XRC target's domain number; 0 for others */
 };
 void sroce_core_qp_snapshot(struct sroce_core_qp *qp, struct sroce_core_qp_view *s);
 

@@ -260,6 +260,7 @@ void Qp::snapshot(sroce_core_qp_view *s) {
 	s->timer_armed = comp_.timer_armed;
 	s->retrans_pkts = counters_.get(SROCE_CNT_RETRANS_PKTS);
 	s->retrans_timeouts = counters_.get(SROCE_CNT_RETRANS_TIMEOUTS);
+	s->xrcd = xrcd_ ? xrcd_->xrcdn() : 0;
 }
 
 // ---- timer and work ----------------------------------------------------------

@@ -14,8 +14,15 @@
  * (max_*_wr, max_*_sge, max_inline_data) are the core's to check, against
  * param.h: the rings are sized by sroce_core_ring_size, the strides clamped
  * by sroce_core_wqe_stride, and sroce_core_qp_create refuses the rest. */
-static int sroce_check_qp_init(const struct ib_qp_init_attr *init, const struct ib_udata *udata)
+static int sroce_check_qp_init(const struct ib_qp *ibqp, const struct ib_qp_init_attr *init,
+			       const struct ib_udata *udata)
 {
+	/* The kernel-owned XRC receive QP (xrc_rcv.c): a target with a PD. */
+	bool kernel_rcv = init->create_flags == SROCE_QP_CREATE_KERNEL_RCV &&
+			  init->qp_type == IB_QPT_XRC_TGT && !udata;
+
+	if ((init->create_flags && !kernel_rcv) || init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
@@ -26,14 +33,23 @@ static int sroce_check_qp_init(const struct ib_qp_init_attr *init, const struct 
 		if (udata || init->port_num != 1)
 			return -EINVAL;
 		break;
+	case IB_QPT_XRC_INI:
+		/* ib_send_wr has no field for the target SRQ: user space's. */
+		if (!udata)
+			return -EOPNOTSUPP;
+		break;
+	case IB_QPT_XRC_TGT:
+		/* uverbs makes a target with neither udata nor PD, only its
+		 * domain (ib_create_qp_user); a kernel caller brings a PD. */
+		if (udata || (ibqp->pd && !kernel_rcv))
+			return -EOPNOTSUPP;
+		return init->xrcd ? 0 : -EINVAL;
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->rwq_ind_tbl)
-		return -EOPNOTSUPP;
 	if (init->sq_sig_type != IB_SIGNAL_ALL_WR && init->sq_sig_type != IB_SIGNAL_REQ_WR)
 		return -EINVAL;
-	if (!init->send_cq || !init->recv_cq)
+	if (!init->send_cq || (init->qp_type != IB_QPT_XRC_INI && !init->recv_cq))
 		return -EINVAL;
 	if (init->srq && init->srq->srq_type != IB_SRQT_BASIC)
 		return -EINVAL;
@@ -62,14 +78,20 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	struct sroce_create_qp_req req;
 	struct sroce_core_qp_init qi = {};
 	unsigned int stride;
+
+	bool tgt = init->qp_type == IB_QPT_XRC_TGT;
+	/* Its own RQ: not with an SRQ, nor for either XRC half. */
+	bool rq = !init->srq && init->qp_type != IB_QPT_XRC_INI && !tgt;
 	int err;
 
-	err = sroce_check_qp_init(init, udata);
+	err = sroce_check_qp_init(ibqp, init, udata);
 	if (err)
 		return err;
 	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_QP_REQ_MASK, sizeof(resp));
 	if (err)
 		return err;
+	if (tgt)
+		return sroce_create_xrc_tgt(qp, init);
 
 	qp->user = !!udata;
 	qp->sq_sig_type = init->sq_sig_type;
@@ -79,7 +101,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	err = sroce_ring_alloc(&qp->sq, max(cap->max_send_wr, 1u), SROCE_MAX_QP_WR, stride, qp->user);
 	if (err)
 		return err;
-	if (!init->srq) {
+	if (rq) {
 		stride = sroce_core_wqe_stride(cap->max_recv_sge, 0);
 		err = sroce_ring_alloc(&qp->rq, max(cap->max_recv_wr, 1u), SROCE_MAX_QP_WR, stride, qp->user);
 		if (err)
@@ -91,10 +113,10 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	qi.port = 1;
 	qi.pd = to_spd(ibqp->pd)->core;
 	qi.send_cq = to_scq(init->send_cq)->core;
-	qi.recv_cq = to_scq(init->recv_cq)->core;
+	qi.recv_cq = init->recv_cq ? to_scq(init->recv_cq)->core : NULL;
 	qi.srq = init->srq ? to_ssrq(init->srq)->core : NULL;
 	qi.max_send_sge = cap->max_send_sge;
-	qi.max_recv_sge = init->srq ? 0 : cap->max_recv_sge;
+	qi.max_recv_sge = rq ? cap->max_recv_sge : 0;
 	qi.max_inline_data = cap->max_inline_data;
 	qi.sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qi.user = qp->user;
@@ -114,7 +136,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 
 	if (udata) {
 		err = sroce_ring_map(&qp->sq, udata, &resp.sq);
-		if (!err && !init->srq)
+		if (!err && rq)
 			err = sroce_ring_map(&qp->rq, udata, &resp.rq);
 		if (err)
 			goto err_core;

@@ -15,6 +15,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h> /* struct uapi_definition (xrc_rcv.c) */
 
 #include "core.h"
 #include "param.h"
@@ -71,6 +72,23 @@ struct sroce_pd {
 	struct ib_pd ibpd;
 	struct sroce_core_pd *core;
 };
+
+/* Kernel-owned XRC receive QPs per domain (xrc_rcv.c): they outlive
+ * their creator, so a process may not pile up more than this. */
+#define SROCE_MAX_XRC_RCV_QPS 64
+
+struct sroce_xrcd {
+	struct ib_xrcd ibxrcd;
+	struct sroce_core_xrcd *core;
+	struct mutex lock;      /* the fields below */
+	struct ib_pd *kpd;      /* the receive QPs' PD, made with the first */
+	struct ib_qp *rcv[SROCE_MAX_XRC_RCV_QPS];
+	unsigned int nrcv;
+};
+
+/* create_flags of the kernel-owned receive QP (driver-reserved range:
+ * uverbs lets no user set it). */
+#define SROCE_QP_CREATE_KERNEL_RCV IB_QP_CREATE_RESERVED_START
 
 /* Memory the provider maps, freed only when the last mapping is gone. */
 struct sroce_mmap_entry {
@@ -155,6 +173,11 @@ static inline struct sroce_ah *to_sah(struct ib_ah *ibah)
 static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct sroce_pd, ibpd);
+}
+
+static inline struct sroce_xrcd *to_sxrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct sroce_xrcd, ibxrcd);
 }
 
 /*
@@ -282,6 +305,12 @@ void sroce_ring_free(struct sroce_ring *ring);
 /* cq.c, srq.c, qp.c, ah.c: the transport objects' verbs. */
 extern const struct ib_device_ops sroce_cq_ops;
 extern const struct ib_device_ops sroce_srq_ops;
+extern const struct ib_device_ops sroce_xrcd_ops;
+/* xrcd.c: an XRC target for create_qp (qp.c), as uverbs makes one. */
+int sroce_create_xrc_tgt(struct sroce_qp *qp, struct ib_qp_init_attr *init);
+/* xrc_rcv.c: the driver method of the kernel-owned receive QP. */
+extern const struct uapi_definition sroce_uapi_defs[];
+void sroce_xrc_rcv_destroy_all(struct sroce_xrcd *xrcd);
 extern const struct ib_device_ops sroce_qp_ops;
 extern const struct ib_device_ops sroce_ah_ops;
 /* qp.c: the core's view of an ib_qp_attr path (IB_QP_AV); ah.c too. */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * srq.c - shared receive queues (basic SRQs): creation with a mapped or
- * kernel ring, the limit event, queries and kernel posts.
+ * srq.c - shared receive queues: creation with a mapped or kernel ring, the
+ * limit event, queries and kernel posts. XRC SRQs (user space's only: no
+ * kernel consumer uses XRC) add their domain and CQ, and publish their
+ * number for ibv_get_srq_num.
  */
 #include <rdma/uverbs_ioctl.h>
 
@@ -17,7 +19,7 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct sroce_core_srq_init si = {};
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && (init->srq_type != IB_SRQT_XRC || !udata))
 		return -EOPNOTSUPP;
 	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_SRQ_REQ_MASK, sizeof(resp));
 	if (err)
@@ -32,6 +34,11 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return err;
 	si.owner = ibsrq;
 	si.pd = to_spd(ibsrq->pd)->core;
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* ib_core holds both for the SRQ's life (usecnt). */
+		si.xrcd = to_sxrcd(init->ext.xrc.xrcd)->core;
+		si.cq = to_scq(init->ext.cq)->core;
+	}
 	si.ring = srq->ring.vaddr;
 	si.log_size = srq->ring.log_size;
 	si.max_sge = init->attr.max_sge;
@@ -40,6 +47,8 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = sroce_core_srq_create(sdev->core, &si, &srq->core);
 	if (err)
 		goto err_ring;
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = sroce_core_srq_number(srq->core);
 	if (udata) {
 		err = sroce_ring_map(&srq->ring, udata, &resp.ring);
 		if (err)

@@ -12,6 +12,7 @@
 #include "env.h"
 #include "env_host.h"
 #include "ib_enums.h"
+#include "transport_fixture.h"
 
 extern "C" {
 #include "core.h"
@@ -21,11 +22,7 @@ extern "C" {
 namespace {
 
 void *zring(unsigned int entries, unsigned int entry_size, unsigned int *log_size) {
-	unsigned long bytes = 0;
-	REQUIRE(sroce_core_ring_size(entries, 1u << 16, entry_size, log_size, &bytes) == 0);
-	void *mem = std::aligned_alloc(4096, bytes);
-	std::memset(mem, 0, bytes);
-	return mem;
+	return tfx::alloc_ring(entries, 1u << 16, entry_size, log_size);
 }
 
 // A device whose SQ poller thread is started with it.

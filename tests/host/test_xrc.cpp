@@ -20,11 +20,7 @@ constexpr unsigned int all_access = ib::access::local_write | ib::access::remote
 				    ib::access::remote_atomic;
 
 void *ring_of(unsigned int entries, unsigned int stride, unsigned int *log_size) {
-	unsigned long bytes = 0;
-	REQUIRE(sroce_core_ring_size(entries, 1u << 16, stride, log_size, &bytes) == 0);
-	void *mem = std::aligned_alloc(4096, bytes);
-	std::memset(mem, 0, bytes);
-	return mem;
+	return alloc_ring(entries, 1u << 16, stride, log_size);
 }
 
 // A kernel CQ of its own (an XRC SRQ's).
@@ -259,6 +255,10 @@ TEST_CASE("xrc: domains and XRC SRQs are checked when made", "[xrc]") {
 	sroce_core_qp_query(q, &at);
 	CHECK(at.max_send_wr == 0);
 	CHECK(at.max_recv_wr == 0);
+	sroce_core_qp_view v{};
+	sroce_core_qp_snapshot(q, &v);
+	CHECK(v.xrcd == sroce_core_xrcd_number(d1.x)); // rdma res and debugfs show it
+	CHECK(v.type == ib::qpt_xrc_tgt);
 	sroce_core_qp_destroy(q);
 	sroce_core_qp_init ii{};
 	ii.qp_type = ib::qpt_xrc_ini;

@@ -13,7 +13,6 @@ namespace tfx {
 
 using namespace sroce;
 
-namespace {
 void *alloc_ring(unsigned int entries, unsigned int max, unsigned int stride, unsigned int *log_size) {
 	unsigned long bytes = 0;
 	REQUIRE(sroce_core_ring_size(entries, max, stride, log_size, &bytes) == 0);
@@ -21,7 +20,6 @@ void *alloc_ring(unsigned int entries, unsigned int max, unsigned int stride, un
 	std::memset(mem, 0, bytes);
 	return mem;
 }
-} // namespace
 
 void Fixture::trace_from_env() {
 	if (!std::getenv("SROCE_PACKET_TRACE"))

@@ -127,6 +127,10 @@ void tap_names(Fixture &f, int from, std::vector<std::string> &seen);
 // `to` on node 1: what node 1 sends in the millisecond after (tap_names).
 std::vector<std::string> answers_to(Fixture &f, const Qp &to, const sroce::ib::Headers &h, unsigned int payload);
 
+// Zeroed, page-aligned memory for a ring of `entries` (at most max) of
+// `stride` bytes, as sroce_core_ring_size sizes it; free() it.
+void *alloc_ring(unsigned int entries, unsigned int max, unsigned int stride, unsigned int *log_size);
+
 // A WQE builder.
 sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = SROCE_WQE_SIGNALED);
 

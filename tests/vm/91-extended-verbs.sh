@@ -66,10 +66,8 @@ echo "driver $TOP/build/user/future-mask/libsroce" >"$drv"
 check "a comp_mask bit the kernel does not know reaches it and is refused (EINVAL)" \
 	env LD_LIBRARY_PATH="$TOP/build/user/future-mask" "$PROGS/sroce_dv_create" sroce0 future
 cp /tmp/sroce.driver.saved "$drv"
-"$PROGS/sroce_cq_moderation" sroce0 256 >/tmp/cq_mod.out 2>&1
-rc=$?
-sed 's/^/    /' /tmp/cq_mod.out
-check "CQ moderation: events fall with cq_count, the period bounds the wait" test $rc -eq 0
+check_prog "CQ moderation: events fall with cq_count, the period bounds the wait" \
+	"$PROGS/sroce_cq_moderation" sroce0 256
 check "sroce0: nothing left alive" wait_until 20 counts_zero sroce0
 rdma link delete sroce0
 ip link del veth0

@@ -20,6 +20,17 @@ check() {
 	if "$@"; then ok "$what"; else fail "$what (exit $?)"; fi
 }
 
+# check_prog DESCRIPTION CMD...: a test program that prints its own checks:
+# its output, indented, then the program must have succeeded.
+check_prog() {
+	local what=$1 rc
+	shift
+	"$@" >/tmp/check_prog.out 2>&1
+	rc=$?
+	sed 's/^/    /' /tmp/check_prog.out
+	check "$what" test $rc -eq 0
+}
+
 # check_fails DESCRIPTION PATTERN CMD...: the command must fail and print
 # PATTERN (extended regex) on stdout or stderr.
 check_fails() {

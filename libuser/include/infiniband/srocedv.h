@@ -104,6 +104,35 @@ struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *
 				   struct srocedv_srq_init_attr *sroce_attr);
 
 /*
+ * srocedv_alloc_xrc_rcv_qp - the kernel-owned XRC receive QP of seed 001
+ * (Documentation/xrc.md): an XRC target the kernel makes in domain xrcd, in
+ * a PD of its own (pd only names the device), and takes RESET -> INIT ->
+ * RTR with attr. Its number goes to *xrc_rcv_qpn, for the remote
+ * initiator's dest_qp_num. There is no object, query or destroy: it lives
+ * until the domain's last user (an open, an XRC SRQ, a target) is gone,
+ * whichever process that is; its async events go to the kernel log, its
+ * receive completions to the CQ of each message's XRC SRQ.
+ *
+ * attr_mask must hold IBV_QP_ACCESS_FLAGS, IBV_QP_PKEY_INDEX, IBV_QP_PORT,
+ * IBV_QP_AV, IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN and
+ * IBV_QP_MIN_RNR_TIMER; IBV_QP_MAX_DEST_RD_ATOMIC is optional (0: SENDs
+ * only). The fields the seed lists as not needed are ignored with their
+ * bits (IBV_QP_STATE, IBV_QP_CUR_STATE, IBV_QP_QKEY, IBV_QP_SQ_PSN,
+ * IBV_QP_PATH_MIG_STATE, IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY,
+ * IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_CAP); the
+ * caps are fixed (no queues). Alternate paths: EINVAL (sroce has no APM).
+ *
+ * Returns 0 or a negative errno, as the seed specifies (unlike the other
+ * srocedv calls): -EINVAL for a missing bit, a bad attribute or an AV
+ * without a GRH (nothing is left behind), -EOPNOTSUPP for a context that is
+ * not sroce's or a kernel without the method, -ENOSPC past
+ * SROCEDV_MAX_XRC_RCV_QPS in one domain.
+ */
+#define SROCEDV_MAX_XRC_RCV_QPS 64
+int srocedv_alloc_xrc_rcv_qp(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_attr *attr,
+			     int attr_mask, uint32_t *xrc_rcv_qpn);
+
+/*
  * RDMA FLUSH (IBA 1.5). rdma-core 45 adds ibv_wr_flush and its constants;
  * Debian 12's rdma-core 44 has neither, so sroce offers them here under
  * srocedv names with rdma-core 45's values (Documentation/srocedv.md):

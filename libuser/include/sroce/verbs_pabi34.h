@@ -203,7 +203,26 @@ enum verbs_qp_mask {
 	VERBS_QP_EX	= 1 << 1,
 };
 
-struct verbs_xrcd;
+/* The provider's XRC domain: libibverbs fills it in ibv_cmd_open_xrcd. */
+enum verbs_xrcd_mask {
+	VERBS_XRCD_HANDLE	= 1 << 0,
+};
+
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;			/* VERBS_XRCD_* */
+	uint32_t handle;
+};
+
+/* The provider's SRQ: ibv_cmd_create_srq_ex records the type, domain, CQ
+ * and number of an XRC SRQ here (ibv_get_srq_num). */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
 
 struct verbs_qp {
 	union {
@@ -435,6 +454,14 @@ SROCE_PABI_CHECK(sizeof(struct verbs_qp) == 368);
 SROCE_PABI_CHECK(offsetof(struct verbs_qp, comp_mask) == 352);
 SROCE_PABI_CHECK(offsetof(struct verbs_qp, xrcd) == 360);
 SROCE_PABI_CHECK(sizeof(struct ibv_cq_ex) == 288);
+SROCE_PABI_CHECK(sizeof(struct verbs_xrcd) == 16);
+SROCE_PABI_CHECK(offsetof(struct verbs_xrcd, handle) == 12);
+SROCE_PABI_CHECK(sizeof(struct ibv_srq) == 128);
+SROCE_PABI_CHECK(offsetof(struct verbs_srq, srq_type) == 128);
+SROCE_PABI_CHECK(offsetof(struct verbs_srq, xrcd) == 136);
+SROCE_PABI_CHECK(offsetof(struct verbs_srq, cq) == 144);
+SROCE_PABI_CHECK(offsetof(struct verbs_srq, srq_num) == 152);
+SROCE_PABI_CHECK(sizeof(struct verbs_srq) == 160);
 SROCE_PABI_CHECK(sizeof(struct verbs_cq) == 288);
 
 /* Queue commands: header + the uverbs request (sizes of the uapi structs,
@@ -445,6 +472,10 @@ SROCE_PABI_CHECK(sizeof(struct ibv_create_qp) == 8 + 56);
 SROCE_PABI_CHECK(sizeof(struct ibv_modify_qp) == 8 + 112);
 SROCE_PABI_CHECK(sizeof(struct ibv_query_qp) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_create_srq) == 8 + 32);
+SROCE_PABI_CHECK(sizeof(struct ibv_create_xsrq) == 8 + 48);
+SROCE_PABI_CHECK(sizeof(struct ibv_open_xrcd) == 8 + 16);
+SROCE_PABI_CHECK(sizeof(struct ib_uverbs_open_xrcd_resp) == 4);
+SROCE_PABI_CHECK(sizeof(struct ibv_open_qp) == 8 + 32);
 SROCE_PABI_CHECK(sizeof(struct ibv_modify_srq) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_query_srq) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_post_send) == 8 + 24);

@@ -67,6 +67,9 @@ SROCE_PABI_CMD(ibv_create_qp, ib_uverbs_create_qp);	/* CREATE_QP */
 SROCE_PABI_CMD(ibv_modify_qp, ib_uverbs_modify_qp);	/* MODIFY_QP */
 SROCE_PABI_CMD(ibv_query_qp, ib_uverbs_query_qp);	/* QUERY_QP */
 SROCE_PABI_CMD(ibv_create_srq, ib_uverbs_create_srq);	/* CREATE_SRQ */
+SROCE_PABI_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);	/* CREATE_XSRQ */
+SROCE_PABI_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);	/* OPEN_XRCD */
+SROCE_PABI_CMD(ibv_open_qp, ib_uverbs_open_qp);		/* OPEN_QP */
 SROCE_PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);	/* MODIFY_SRQ */
 SROCE_PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);	/* QUERY_SRQ */
 SROCE_PABI_CMD(ibv_post_send, ib_uverbs_post_send);	/* POST_SEND */
@@ -219,6 +222,20 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+/* XRC SRQs too (IBV_SRQ_INIT_ATTR_XRCD and _CQ); fills the verbs_srq. */
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex, struct ibv_create_xsrq *cmd,
+			  size_t cmd_size, struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+
+/* XRC: domains shared through an inode, and opening a target QP another
+ * process made (no rings: the opener only modifies, queries, destroys). */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd, int vxrcd_size,
+		      struct ibv_xrcd_init_attr *attr, struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp, int vqp_sz,
+		    struct ibv_qp_open_attr *attr, struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 
 /* write() only; the request is built from attr inside. */
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# XRC (Documentation/xrc.md): domains, XRC SRQs, initiator and target QPs.
+# (rdma-core's own XRC tests, which rdma_rxe skips with "Create XRCD is not
+# supported", are in 86-pyverbs's list.)
+# - ibv_devinfo -v shows the XRC capability.
+# - sroce_xrc objects and share (tests/progs/sroce_xrc.c): the objects and
+#   their bad uses, SENDs into two SRQs through one target, bad XRCETHs
+#   and the target's event; one target opened by three processes.
+# - ibv_xsrq_pingpong between two namespaces: a server with 4 clients (four
+#   processes that share one domain through /tmp/xrc_domain), sizes up to
+#   64 KiB, polling and with completion events (-e).
+# - The seed's kernel-owned receive QP (srocedv_alloc_xrc_rcv_qp), its
+#   creator gone, used from another namespace, gone with its domain.
+# vm-timeout: 900
+. "$(dirname "$0")/lib.sh"
+
+modprobe sroce
+make_veth veth0 veth1
+rdma link add sroce0 type sroce netdev veth0
+check "sroce0's IPv4 GID" wait_until 10 gid_index sroce0 10.0.1.1
+check "ibv_devinfo -v: XRC among the capabilities" sh -c "ibv_devinfo -v -d sroce0 | grep -qw XRC"
+check_prog "sroce_xrc objects: domains, SRQ numbers, targets, initiators and their bad uses" \
+	"$PROGS/sroce_xrc" sroce0 objects
+check_prog "sroce_xrc share: one target, three processes, alive after its creator's handle, gone with the last" \
+	"$PROGS/sroce_xrc" sroce0 share
+check "sroce0: nothing left alive" wait_until 20 counts_zero sroce0
+rdma link delete sroce0
+ip link del veth0
+
+two_hosts 8 9000
+check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 8
+port=19600
+# xsrq_pp SIZE [ARGS]: a server with 4 clients, 20 messages each way per client.
+xsrq_pp() {
+	local size=$1 pids=() rc=0 i
+	shift
+	port=$((port + 1))
+	rm -f /tmp/xrc_domain
+	ip netns exec h1 timeout 120 ibv_xsrq_pingpong -d sroce1 -g "$g1" -p $port -s "$size" -c 4 -n 20 "$@" \
+		>/tmp/xsrq.server 2>&1 &
+	local spid=$!
+	wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
+	for i in 1 2 3 4; do
+		ip netns exec h2 timeout 120 ibv_xsrq_pingpong -d sroce2 -g "$g2" -p $port -s "$size" -n 20 "$@" \
+			10.0.8.1 >/tmp/xsrq.client$i 2>&1 &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	wait $spid || rc=1
+	if [ $rc -eq 0 ]; then
+		ok "ibv_xsrq_pingpong $size B, 4 clients $*: $(cat /tmp/xsrq.server /tmp/xsrq.client* | grep -c '^success') of 5 say success"
+	else
+		fail "ibv_xsrq_pingpong $size B, 4 clients $*"
+		tail -n 5 /tmp/xsrq.server /tmp/xsrq.client* | sed 's/^/    /'
+	fi
+}
+for size in 1 4096 65536; do
+	xsrq_pp $size
+	xsrq_pp $size -e
+done
+
+# The seed's kernel-owned receive QP (tests/progs/sroce_xrc_rcv.c): A, in
+# h1, makes it in a file's domain and goes; B opens the domain, keeps it
+# and receives through it; a sender in h2 runs SEND, WRITE and READ
+# through it, then gets RETRY_EXC_ERR once B has closed the domain. Once
+# with A and B exiting, once killed with SIGKILL.
+# rcv_qp_listed QPN: rdma res lists the QP in h1.
+rcv_qp_listed() { ip netns exec h1 rdma res show qp link sroce1/1 lqpn "$1" 2>/dev/null | grep -q "lqpn $1"; }
+rcv_qp_gone() { ! rcv_qp_listed "$1"; }
+xrc_rcv() {
+	local mode=$1 d=/tmp/xrc_rcv.$1 hold="" spid apid bpid qpn
+	rm -rf "$d"
+	mkdir -p "$d"
+	[ "$mode" = kill ] && hold=hold
+	ip netns exec h2 timeout 300 "$PROGS/sroce_xrc_rcv" sroce2 sender "$d" 100 >"$d/sender.out" 2>&1 &
+	spid=$!
+	ip netns exec h1 timeout 300 "$PROGS/sroce_xrc_rcv" sroce1 a "$d" 0 $hold >"$d/a.out" 2>&1 &
+	apid=$!
+	ip netns exec h1 timeout 300 "$PROGS/sroce_xrc_rcv" sroce1 b "$d" 100 $hold >"$d/b.out" 2>&1 &
+	bpid=$!
+	# A goes once B has the domain open too (timeout(1) is the PID the
+	# shell knows: the program says its own).
+	wait_until 60 test -e "$d/b_open"
+	[ "$mode" = kill ] && wait_until 60 test -e "$d/a.pid" && kill -9 "$(cat "$d/a.pid")"
+	wait $apid
+	echo 1 >"$d/a_gone"
+	check "$mode: A made the receive QP and is gone" sh -c "[ -e $d/rcv ] && ! grep -q FAIL $d/a.out"
+	sed 's/^/    /' "$d/a.out"
+	qpn=$((16#$(cut -d' ' -f1 "$d/rcv")))
+	check "$mode: rdma res lists receive QP $qpn after A is gone" wait_until 10 rcv_qp_listed $qpn
+	rcv_qp_listed $qpn || ip netns exec h1 rdma res show qp | sed 's/^/    rdma res: /'
+	if [ "$mode" = kill ]; then
+		wait_until 120 test -e "$d/b.pid"
+		kill -9 "$(cat "$d/b.pid")"
+		wait $bpid
+		echo 1 >"$d/closed"
+		check "$mode: B received every SEND before SIGKILL" grep -q "^ok: B: 100 SENDs" "$d/b.out"
+	else
+		wait $bpid
+		check "$mode: B received every SEND and closed the domain" sh -c "! grep -q FAIL $d/b.out"
+	fi
+	sed 's/^/    /' "$d/b.out"
+	wait $spid
+	check "$mode: the sender's rounds went through, then RETRY_EXC_ERR" test $? -eq 0
+	sed 's/^/    /' "$d/sender.out"
+	check "$mode: the receive QP is gone with the domain" wait_until 10 rcv_qp_gone $qpn
+}
+xrc_rcv exit
+xrc_rcv kill
+check "h1: nothing left alive" wait_until 20 counts_zero sroce1
+check "h2: nothing left alive" wait_until 20 counts_zero sroce2
+ip netns del h1
+ip netns del h2
+check "devices gone with their namespaces" wait_until 20 sh -c '! rdma link show | grep -q sroce'
+check "rmmod sroce" wait_until 20 rmmod sroce
+finish
