@@ -25,6 +25,8 @@ int srocedv_query_device(struct ibv_context *ibctx, struct srocedv_device_attr *
 	attr->comp_mask = 0;
 	attr->abi_version = SROCE_PROVIDER_ABI_VERSION;
 	attr->flags = (ctx->caps & SROCE_UCTX_CAP_SQ_POLL) ? SROCEDV_DEVICE_FLAG_SQ_POLL : 0;
+	/* Every sroce kernel takes a UD QP's receives from its SRQ. */
+	attr->flags |= SROCEDV_DEVICE_FLAG_UD_SRQ;
 	return 0;
 }
 

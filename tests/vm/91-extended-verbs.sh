@@ -82,10 +82,5 @@ for size in 1 4096 10000; do
 	host_pp "rc_pingpong -N -t $size B" ibv_rc_pingpong -n 50 -s $size -N -t
 done
 check "rc_pingpong -t read timestamps" grep -q 'Average receive completion clock cycles' /tmp/t.client
-check "h1: nothing left alive" wait_until 20 counts_zero sroce1
-check "h2: nothing left alive" wait_until 20 counts_zero sroce2
-ip netns del h1
-ip netns del h2
-check "devices gone with their namespaces" wait_until 20 sh -c '! rdma link show | grep -q sroce'
-check "rmmod sroce" wait_until 20 rmmod sroce
+end_two_hosts
 finish

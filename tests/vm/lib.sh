@@ -215,6 +215,18 @@ two_hosts() {
 	done
 }
 
+# end_two_hosts: the end of a two_hosts test with sroce1 and sroce2
+# (sroce_on_hosts): nothing left alive on either, the namespaces gone and
+# the devices with them, the module unloaded.
+end_two_hosts() {
+	check "h1: nothing left alive" wait_until 20 counts_zero sroce1
+	check "h2: nothing left alive" wait_until 20 counts_zero sroce2
+	ip netns del h1
+	ip netns del h2
+	check "devices gone with their namespaces" wait_until 20 sh -c '! rdma link show | grep -q sroce'
+	check "rmmod sroce" wait_until 20 rmmod sroce
+}
+
 # host_pair NAME SERVER_CMD -- CLIENT_CMD: server in h1, client in h2 (of
 # two_hosts); both exit 0 within 300 s. Output in /tmp/t.server, /tmp/t.client.
 # Uses $port (a server's TCP port, or none for rdma_cm servers).

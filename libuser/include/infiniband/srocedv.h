@@ -34,6 +34,10 @@ struct srocedv_device_attr {
 enum srocedv_device_flags {
 	/* The kernel polls send queues: posts need no system call. */
 	SROCEDV_DEVICE_FLAG_SQ_POLL = 1 << 0,
+	/* UD QPs may take their receives from an SRQ (seed 002-D: libibverbs'
+	 * SRQ capability says nothing about UD, and some devices have SRQs
+	 * for RC only). Always set on sroce. */
+	SROCEDV_DEVICE_FLAG_UD_SRQ = 1 << 1,
 };
 
 /*
