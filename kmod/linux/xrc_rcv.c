@@ -27,6 +27,27 @@ static void sroce_xrc_rcv_event(struct ib_event *ev, void *context)
 			    ib_event_msg(ev->event));
 }
 
+/*
+ * ib_modify_qp trusts a kernel caller: before the driver sees anything it
+ * indexes the device's port array with the port number and the port's GID
+ * table with the source GID index (the debug kernel's KASAN caught port 2
+ * reading past port_data). uverbs checks these for user space's own
+ * modify_qp; here user space's values reach a kernel verb, so every field
+ * is checked first, against the same limits the core applies.
+ */
+static int sroce_xrc_rcv_check(struct ib_device *dev, const struct sroce_xrc_rcv_qp_req *req)
+{
+	const u32 access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			   IB_ACCESS_REMOTE_ATOMIC;
+
+	if (!rdma_is_port_valid(dev, req->port_num) || req->pkey_index >= SROCE_PKEY_TABLE_LEN ||
+	    req->sgid_index >= SROCE_GID_TABLE_LEN || req->path_mtu < IB_MTU_256 || req->path_mtu > IB_MTU_4096 ||
+	    req->min_rnr_timer > 31 || req->max_dest_rd_atomic > SROCE_MAX_QP_RD_ATOM ||
+	    req->dest_qp_num > 0xffffff || req->flow_label > 0xfffff || (req->qp_access_flags & ~access))
+		return -EINVAL;
+	return 0;
+}
+
 /* The request as two modifies: INIT's attributes, then RTR's. */
 static int sroce_xrc_rcv_modify(struct ib_qp *qp, const struct sroce_xrc_rcv_qp_req *req)
 {
@@ -83,6 +104,9 @@ static int UVERBS_HANDLER(SROCE_METHOD_XRC_RCV_QP_ALLOC)(struct uverbs_attr_bund
 	if (req.comp_mask || (req.attr_mask & SROCE_XRC_RCV_QP_REQUIRED) != SROCE_XRC_RCV_QP_REQUIRED ||
 	    (req.attr_mask & ~(SROCE_XRC_RCV_QP_REQUIRED | SROCE_XRC_RCV_QP_OPTIONAL)))
 		return -EINVAL;
+	err = sroce_xrc_rcv_check(ibxrcd->device, &req);
+	if (err)
+		return err;
 	mutex_lock(&xrcd->lock);
 	err = -ENOSPC;
 	if (xrcd->nrcv == ARRAY_SIZE(xrcd->rcv))
