@@ -320,7 +320,7 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 
 	/* No sends before RTS; ERR accepts them, to flush them. An XRC target
 	 * has no SQ. */
-	if (ibqp->state <= IBV_QPS_RTR || !qp->sq.map) {
+	if (ibqp->state <= IBV_QPS_RTR || !qp->sq.hdr) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -497,7 +497,9 @@ static void test_creation_rules(void)
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_TSO) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, 1ull << 40) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RAW_PACKET, IBV_QP_EX_WITH_SEND) == EOPNOTSUPP);
-	CHECK(sroce_qp_ex_check_ops(IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND) == EOPNOTSUPP);
+	/* An XRC initiator has RC's builders; a target has no SQ. */
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ) == 0);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_XRC_RECV, IBV_QP_EX_WITH_SEND) == EOPNOTSUPP);
 
 	/* libibverbs finds the builders through the provider's verbs_qp. */
 	memset(&rc, 0, sizeof(rc));
