@@ -87,16 +87,18 @@ xrc_rcv() {
 	wait_until 60 test -e "$d/b_open"
 	[ "$mode" = kill ] && wait_until 60 test -e "$d/a.pid" && kill -9 "$(cat "$d/a.pid")"
 	wait $apid
-	echo 1 >"$d/a_gone"
 	check "$mode: A made the receive QP and is gone" sh -c "[ -e $d/rcv ] && ! grep -q FAIL $d/a.out"
 	sed 's/^/    /' "$d/a.out"
 	qpn=$((16#$(cut -d' ' -f1 "$d/rcv")))
-	# B makes its SRQ only now, so every byte below goes through the QP
-	# after A is gone. The module's count and rdma res, printed: twice in
-	# 92's runs neither showed it at this point while it then carried all
-	# the traffic (Documentation/xrc.md, not explained yet).
-	log "    sroce1 QPs: $(count_of sroce1 qps) (QP1 and the receive QP $qpn)"
-	ip netns exec h1 rdma res show qp link sroce1/1 | sed 's/^/    rdma res: /'
+	# Before B goes on: with A gone, the QP is still there. (B makes its SRQ
+	# only after a_gone, so every byte below goes through the QP after A is
+	# gone; once B is released it may finish and close the domain at once.)
+	check "$mode: after A, sroce1 counts QP1 and the receive QP $qpn" test "$(count_of sroce1 qps)" = 2
+	ip netns exec h1 rdma res show qp link sroce1/1 lqpn $qpn -dd >"$d/res" 2>&1
+	sed 's/^/    rdma res: /' "$d/res"
+	check "$mode: after A, rdma res lists QP $qpn, XRC_TGT in RTR, in a domain" sh -c \
+		"grep -q 'lqpn $qpn type XRC_TGT state RTR' $d/res && grep -Eq ' drv_xrcd [1-9]' $d/res"
+	echo 1 >"$d/a_gone"
 	if [ "$mode" = kill ]; then
 		wait_until 120 test -e "$d/b.pid"
 		kill -9 "$(cat "$d/b.pid")"
