@@ -67,20 +67,24 @@ done
 # h1, makes it in a file's domain and goes; B opens the domain, keeps it
 # and receives through it; a sender in h2 runs SEND, WRITE and READ
 # through it, then gets RETRY_EXC_ERR once B has closed the domain. Once
-# with A and B exiting, once killed with SIGKILL.
+# with A and B exiting, once killed with SIGKILL, and once with the
+# device removed under the live QP while B holds the domain.
 only_qp1() { [ "$(count_of "$1" qps)" = 1 ]; }
 # rcv_qp_gone QPN: rdma res no longer lists the QP in h1.
 rcv_qp_gone() { ! ip netns exec h1 rdma res show qp link sroce1/1 lqpn "$1" 2>/dev/null | grep -q "lqpn $1 "; }
 xrc_rcv() {
-	local mode=$1 d=/tmp/xrc_rcv.$1 hold="" spid apid bpid qpn
+	local mode=$1 d=/tmp/xrc_rcv.$1 hold_a="" hold_b="" spid apid bpid qpn
 	rm -rf "$d"
 	mkdir -p "$d"
-	[ "$mode" = kill ] && hold=hold
+	case $mode in
+	kill) hold_a=hold hold_b=hold ;;
+	remove) hold_b=hold ;;
+	esac
 	ip netns exec h2 timeout 300 "$PROGS/sroce_xrc_rcv" sroce2 sender "$d" 100 >"$d/sender.out" 2>&1 &
 	spid=$!
-	ip netns exec h1 timeout 300 "$PROGS/sroce_xrc_rcv" sroce1 a "$d" 0 $hold >"$d/a.out" 2>&1 &
+	ip netns exec h1 timeout 300 "$PROGS/sroce_xrc_rcv" sroce1 a "$d" 0 $hold_a >"$d/a.out" 2>&1 &
 	apid=$!
-	ip netns exec h1 timeout 300 "$PROGS/sroce_xrc_rcv" sroce1 b "$d" 100 $hold >"$d/b.out" 2>&1 &
+	ip netns exec h1 timeout 300 "$PROGS/sroce_xrc_rcv" sroce1 b "$d" 100 $hold_b >"$d/b.out" 2>&1 &
 	bpid=$!
 	# A goes once B has the domain open too (timeout(1) is the PID the
 	# shell knows: the program says its own).
@@ -99,8 +103,17 @@ xrc_rcv() {
 	check "$mode: after A, rdma res lists QP $qpn, XRC_TGT in RTR, in a domain" sh -c \
 		"grep -q 'lqpn $qpn type XRC_TGT state RTR' $d/res && grep -Eq ' drv_xrcd [1-9]' $d/res"
 	echo 1 >"$d/a_gone"
-	if [ "$mode" = kill ]; then
+	if [ -n "$hold_b" ]; then
 		wait_until 120 test -e "$d/b.pid"
+		if [ "$mode" = remove ]; then
+			# The device goes under the live QP: ib_core disassociates B's
+			# context, whose domain handle was the last, so dealloc_xrcd
+			# destroys the QP and its PD; run-in-vm.sh's dmesg check and
+			# the rmmod at the end see what is left behind.
+			check "$mode: rdma link del sroce1 with the receive QP live and B holding the domain" \
+				ip netns exec h1 timeout 60 rdma link del sroce1
+			check "$mode: sroce1 is gone" wait_until 20 sh -c '! rdma link show | grep -q sroce1'
+		fi
 		kill -9 "$(cat "$d/b.pid")"
 		wait $bpid
 		echo 1 >"$d/closed"
@@ -113,10 +126,16 @@ xrc_rcv() {
 	wait $spid
 	check "$mode: the sender's rounds went through, then RETRY_EXC_ERR" test $? -eq 0
 	sed 's/^/    /' "$d/sender.out"
+	if [ "$mode" = remove ]; then
+		check "$mode: sroce1 again, for the end's checks" \
+			ip netns exec h1 rdma link add sroce1 type sroce netdev veth-h1
+		return
+	fi
 	check "$mode: the receive QP is gone with the domain (sroce1 counts QP1 only)" wait_until 10 only_qp1 sroce1
 	check "$mode: rdma res no longer lists it" rcv_qp_gone $qpn
 }
 xrc_rcv exit
 xrc_rcv kill
+xrc_rcv remove
 end_two_hosts
 finish
