@@ -149,6 +149,15 @@ int main(int argc, char **argv) {
 	h = hdr(op::xrc + op::send_only, 0x55, 9);
 	h.xrceth.srqn = 0x66;
 	add(packet(ab, h, 12), "good", "XRC_SEND_ONLY");
+	// The XRCETH comes right after the BTH, before a RETH (IBA 9.2, A14).
+	h = hdr(op::xrc + op::write_only, 0x55, 10);
+	h.xrceth.srqn = 0xabcdef;
+	h.reth = {0x7f0000004000ull, 0x1234, 16};
+	add(packet(ab, h, 16), "good", "XRC_RDMA_WRITE_ONLY");
+	h = hdr(op::xrc + op::read_request, 0x55, 11);
+	h.xrceth.srqn = 0x67;
+	h.reth = {0x7f0000005000ull, 0x4321, 8192};
+	add(packet(ab, h, 0), "good", "XRC_RDMA_READ_REQUEST");
 	h = hdr(op::uc + op::write_first, 0x12, 1);
 	h.reth = {0x2000, 0x3, 2048};
 	add(packet(ab, h, 1024), "good", "UC_RDMA_WRITE_FIRST");

@@ -81,7 +81,7 @@ tshark -r "$work/t.pcap" -T fields -E separator=/t -e frame.number -e infiniband
 	-e infiniband.reth.r_key -e infiniband.reth.dmalen -e infiniband.aeth.syndrome \
 	-e infiniband.aeth.msn -e infiniband.deth.q_key -e infiniband.deth.srcqp \
 	-e infiniband.atomiceth.swapdt -e infiniband.atomiceth.cmpdt \
-	-e infiniband.atomicacketh.origremdt >"$work/tshark" 2>/dev/null
+	-e infiniband.atomicacketh.origremdt -e infiniband.vendor >"$work/tshark" 2>/dev/null
 check "json agrees with tshark on every good frame" python3 - "$work/json" "$work/tshark" "$work/manifest" <<'PY'
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
@@ -95,6 +95,7 @@ def num(s):
     return int(s, 16) if s.startswith("0x") else int(s)
 bad = []
 checked = 0
+xrc_checked = set()
 for n, o in enumerate(objs, 1):
     for k in ("time", "length", "caplen", "malformed", "icrc"):
         assert k in o, (n, k)
@@ -114,6 +115,16 @@ for n, o in enumerate(objs, 1):
         want.update({"atomic_eth.swap_add": num(t[11]), "atomic_eth.compare": num(t[12])})
     if t[13]:
         want.update({"atomic_ack_eth.orig": num(t[13])})
+    # tshark 4.0 names XRC opcodes but leaves what follows the BTH as raw
+    # bytes: the XRCETH (8 reserved bits, the SRQ number), then any RETH.
+    if 0xa0 <= want["opcode"] < 0xc0:
+        # (It gives them twice, the XRCETH alone and all of it: the last.)
+        v = bytes.fromhex(t[14].split(",")[-1])
+        want["xrceth.srqn"] = int.from_bytes(v[0:4], "big") & 0xffffff
+        xrc_checked.add(n)
+        if want["opcode"] & 0x1f in (0x06, 0x0a, 0x0b, 0x0c):  # RDMA WRITE first/only, READ request
+            want.update({"reth.va": int.from_bytes(v[4:12], "big"), "reth.rkey": int.from_bytes(v[12:16], "big"),
+                         "reth.length": int.from_bytes(v[16:20], "big")})
     for k, v in want.items():
         got = o
         for part in k.split("."):
@@ -125,7 +136,8 @@ for n, o in enumerate(objs, 1):
         checked += 1
 assert not bad, bad
 assert checked > 60, checked
-print("checked", checked, "fields")
+assert len(xrc_checked) == 3, xrc_checked
+print("checked", checked, "fields,", len(xrc_checked), "XRC frames")
 PY
 
 # --flows: the retransmitted PSN, the NAKs and the ICRC error are counted.

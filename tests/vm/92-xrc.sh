@@ -134,7 +134,31 @@ xrc_rcv() {
 	check "$mode: the receive QP is gone with the domain (sroce1 counts QP1 only)" wait_until 10 only_qp1 sroce1
 	check "$mode: rdma res no longer lists it" rcv_qp_gone $qpn
 }
+# The exiting run is captured on h1's side: sroce-dump and tshark must
+# read it alike, and every XRC request names B's SRQ (capture_agree.py).
+work=${VM_OUT:+$VM_OUT/92-xrc}
+work=${work:-$(mktemp -d)}
+rm -rf "$work"
+mkdir -p "$work"
+DUMP=$TOP/build/user/sroce-dump
+ip netns exec h1 "$DUMP" -i veth-h1 -w "$work/xrc.pcap" 2>"$work/dump.err" &
+dpid=$!
+sleep 1
+check "capture running on veth-h1" kill -0 $dpid
 xrc_rcv exit
+kill -INT $dpid
+wait $dpid
+log "  capture: $(tail -1 "$work/dump.err")"
+check "the capture lost nothing" grep -q ' 0 dropped by kernel$' "$work/dump.err"
+"$DUMP" -r "$work/xrc.pcap" --json >"$work/xrc.json" 2>&1
+tshark -r "$work/xrc.pcap" -T fields -E separator=/t -e infiniband.bth.opcode -e infiniband.bth.destqp \
+	-e infiniband.bth.psn -e infiniband.aeth.syndrome -e infiniband.reth.dmalen -e infiniband.vendor \
+	>"$work/xrc.tshark" 2>"$work/tshark.err"
+srqn=$(sed -n 's/^ok: B: its own XRC SRQ \([0-9]*\) .*/\1/p' /tmp/xrc_rcv.exit/b.out)
+check "sroce-dump --json and tshark agree on every packet; every XRC request names B's SRQ $srqn" \
+	python3 "$TOP/tests/vm/capture_agree.py" "$work/xrc.json" "$work/xrc.tshark" --srcs 10.0.8.1,10.0.8.2 \
+	--want a0,a2,a4,a6,a8,ac,ad,af,b1 --srqn "$srqn"
+"$DUMP" -r "$work/xrc.pcap" | awk '!seen[$6]++' | head -12 | sed 's/^/    /'
 xrc_rcv kill
 xrc_rcv remove
 end_two_hosts
