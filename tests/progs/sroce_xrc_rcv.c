@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * sroce_xrc_rcv DEV ROLE DIR [N [hold]]: seed 001's scenario, a kernel-owned XRC
+ * sroce_xrc_rcv DEV ROLE DIR [N [hold|badkey]]: seed 001's scenario, a kernel-owned XRC
  * receive QP (srocedv_alloc_xrc_rcv_qp) that outlives the process that made
  * it. Three roles, in two namespaces, meet through files in DIR:
  *
@@ -10,7 +10,11 @@
  *                     of SEND (into B's SRQ), RDMA WRITE and RDMA READ
  *                     (back, every byte compared), all through the
  *                     kernel-owned QP; then, after DIR/closed, one more
- *                     SEND, which must end in IBV_WC_RETRY_EXC_ERR.
+ *                     SEND, which must end in IBV_WC_RETRY_EXC_ERR. With
+ *                     `badkey`, before DIR/sender_done, a WRITE with a
+ *                     wrong rkey must end in IBV_WC_REM_ACCESS_ERR (the
+ *                     receive QP goes to error and its event to the kernel
+ *                     log); the last SEND then completes flushed.
  *   a DEV DIR         opens the domain of DIR/domain (O_CREAT), makes an
  *                     XRC SRQ and the kernel-owned receive QP toward the
  *                     sender, checks the bad requests, writes DIR/rcv; once
@@ -319,7 +323,7 @@ static int wait_wc(struct ibv_cq *cq)
 	return -1;
 }
 
-static int role_sender(unsigned int n)
+static int role_sender(unsigned int n, bool badkey)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_XRC_SEND,
@@ -373,6 +377,17 @@ static int role_sender(unsigned int n)
 	}
 	CHECK(done == n && !bad, "sender: %u rounds of SEND, WRITE and READ through receive QP 0x%x, every byte",
 	      done, rcvqpn);
+	if (badkey) {
+		struct ibv_sge s = { (uintptr_t)buf, 64, mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = n, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE };
+
+		wr.qp_type.xrc.remote_srqn = srqn;
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey ^ 0x80;
+		st = post1(ini, &wr) ? -1 : wait_wc(cq);
+		CHECK(st == IBV_WC_REM_ACCESS_ERR, "sender: a WRITE with a wrong rkey: %s (want %s)",
+		      st < 0 ? "no completion" : ibv_wc_status_str(st), ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+	}
 	write_file("sender_done", "1\n");
 	if (!read_file("closed", line, sizeof(line)))
 		return 1;
@@ -381,9 +396,11 @@ static int role_sender(unsigned int n)
 		struct ibv_send_wr wr = { .wr_id = n, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND };
 
 		wr.qp_type.xrc.remote_srqn = srqn;
+		int want = badkey ? IBV_WC_WR_FLUSH_ERR : IBV_WC_RETRY_EXC_ERR;
+
 		st = post1(ini, &wr) ? -1 : wait_wc(cq);
-		CHECK(st == IBV_WC_RETRY_EXC_ERR, "sender: after B closed the domain, a SEND: %s (want %s)",
-		      st < 0 ? "no completion" : ibv_wc_status_str(st), ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+		CHECK(st == want, "sender: after B closed the domain, a SEND: %s (want %s)",
+		      st < 0 ? "no completion" : ibv_wc_status_str(st), ibv_wc_status_str(want));
 	}
 	ibv_destroy_qp(ini);
 	ibv_dereg_mr(mr);
@@ -409,7 +426,7 @@ int main(int argc, char **argv)
 	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx))
 		return 1;
 	if (!strcmp(role, "sender"))
-		rc = role_sender(n);
+		rc = role_sender(n, argc > 5 && !strcmp(argv[5], "badkey"));
 	else if (!strcmp(role, "a"))
 		rc = role_a(hold);
 	else

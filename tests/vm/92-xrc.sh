@@ -67,20 +67,21 @@ done
 # h1, makes it in a file's domain and goes; B opens the domain, keeps it
 # and receives through it; a sender in h2 runs SEND, WRITE and READ
 # through it, then gets RETRY_EXC_ERR once B has closed the domain. Once
-# with A and B exiting, once killed with SIGKILL, and once with the
-# device removed under the live QP while B holds the domain.
+# with A and B exiting, once killed with SIGKILL (and a WRITE with a wrong
+# rkey first, whose error event must reach the kernel log), and once with
+# the device removed under the live QP while B holds the domain.
 only_qp1() { [ "$(count_of "$1" qps)" = 1 ]; }
 # rcv_qp_gone QPN: rdma res no longer lists the QP in h1.
 rcv_qp_gone() { ! ip netns exec h1 rdma res show qp link sroce1/1 lqpn "$1" 2>/dev/null | grep -q "lqpn $1 "; }
 xrc_rcv() {
-	local mode=$1 d=/tmp/xrc_rcv.$1 hold_a="" hold_b="" spid apid bpid qpn
+	local mode=$1 d=/tmp/xrc_rcv.$1 hold_a="" hold_b="" badkey="" spid apid bpid qpn src
 	rm -rf "$d"
 	mkdir -p "$d"
 	case $mode in
-	kill) hold_a=hold hold_b=hold ;;
+	kill) hold_a=hold hold_b=hold badkey=badkey ;;
 	remove) hold_b=hold ;;
 	esac
-	ip netns exec h2 timeout 300 "$PROGS/sroce_xrc_rcv" sroce2 sender "$d" 100 >"$d/sender.out" 2>&1 &
+	ip netns exec h2 timeout 300 "$PROGS/sroce_xrc_rcv" sroce2 sender "$d" 100 $badkey >"$d/sender.out" 2>&1 &
 	spid=$!
 	ip netns exec h1 timeout 300 "$PROGS/sroce_xrc_rcv" sroce1 a "$d" 0 $hold_a >"$d/a.out" 2>&1 &
 	apid=$!
@@ -124,7 +125,17 @@ xrc_rcv() {
 	fi
 	sed 's/^/    /' "$d/b.out"
 	wait $spid
-	check "$mode: the sender's rounds went through, then RETRY_EXC_ERR" test $? -eq 0
+	src=$?
+	if [ -n "$badkey" ]; then
+		# A WRITE with a wrong rkey takes the receive QP to error: its
+		# event goes to the kernel log (xrc_rcv.c), the last SEND flushes.
+		check "$mode: the sender's rounds went through, then REM_ACCESS_ERR on a wrong rkey" test $src -eq 0
+		check "$mode: the receive QP's event is in the kernel log" sh -c \
+			"dmesg | grep -q 'sroce: kernel-owned XRC receive QP $(printf 0x%x "$qpn"): '"
+		dmesg | grep 'kernel-owned XRC receive QP' | sed 's/^/    /'
+	else
+		check "$mode: the sender's rounds went through, then RETRY_EXC_ERR" test $src -eq 0
+	fi
 	sed 's/^/    /' "$d/sender.out"
 	if [ "$mode" = remove ]; then
 		check "$mode: sroce1 again, for the end's checks" \
