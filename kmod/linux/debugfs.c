@@ -5,6 +5,7 @@
  *   <debugfs>/sroce/counts          module-wide counts of the glue
  *   <debugfs>/sroce/<ibdev>/counts  the core's object counts and the glue's
  *                                   packet and path counts of one device
+ *   <debugfs>/sroce/<ibdev>/xrc_rcv_qps  the kernel-owned XRC receive QPs
  * The directory keeps the name the device had when it was registered.
  */
 #include <linux/debugfs.h>
@@ -76,6 +77,12 @@ static int sroce_dev_sq_poll_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_sq_poll);
 
+static int sroce_dev_xrc_rcv_show(struct seq_file *m, void *unused)
+{
+	return sroce_xrc_rcv_show(m, m->private);
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_dev_xrc_rcv);
+
 static int sroce_icrc_show(struct seq_file *m, void *unused)
 {
 	return sroce_crc_show(m, unused);
@@ -102,6 +109,7 @@ void sroce_debugfs_add_dev(struct sroce_dev *sdev)
 	/* debugfs' proxy makes removal wait for a read in progress. */
 	debugfs_create_file("counts", 0444, sdev->debugfs, sdev, &sroce_dev_counts_fops);
 	debugfs_create_file("sq_poll", 0444, sdev->debugfs, sdev, &sroce_dev_sq_poll_fops);
+	debugfs_create_file("xrc_rcv_qps", 0444, sdev->debugfs, sdev, &sroce_dev_xrc_rcv_fops);
 }
 
 /* From dealloc_driver, before the core goes; safe if never added. */

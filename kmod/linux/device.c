@@ -169,6 +169,8 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_LIST_HEAD(&sdev->counters);
 	mutex_init(&sdev->counters_lock);
+	INIT_LIST_HEAD(&sdev->xrc_rcv);
+	mutex_init(&sdev->xrc_rcv_lock);
 	sroce_net_init_unregister_work(sdev);
 	sroce_local_init(sdev);
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));

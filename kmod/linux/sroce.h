@@ -60,6 +60,10 @@ struct sroce_dev {
 	struct list_head counters;     /* struct sroce_counter, see counter.c */
 	struct mutex counters_lock;
 	unsigned long long counters_retired[SROCE_CNT_MAX]; /* released counters' sums */
+	/* Domains with kernel-owned receive QPs, for debugfs (xrc_rcv.c). Taken
+	 * before a domain's lock, never while holding one. */
+	struct list_head xrc_rcv;
+	struct mutex xrc_rcv_lock;
 };
 
 struct sroce_ucontext {
@@ -84,6 +88,7 @@ struct sroce_xrcd {
 	struct ib_pd *kpd;      /* the receive QPs' PD, made with the first */
 	struct ib_qp *rcv[SROCE_MAX_XRC_RCV_QPS];
 	unsigned int nrcv;
+	struct list_head dev_node; /* on sroce_dev.xrc_rcv once it has one */
 };
 
 /* create_flags of the kernel-owned receive QP (driver-reserved range:
@@ -311,6 +316,8 @@ int sroce_create_xrc_tgt(struct sroce_qp *qp, struct ib_qp_init_attr *init);
 /* xrc_rcv.c: the driver method of the kernel-owned receive QP. */
 extern const struct uapi_definition sroce_uapi_defs[];
 void sroce_xrc_rcv_destroy_all(struct sroce_xrcd *xrcd);
+void sroce_xrc_rcv_unlist(struct sroce_xrcd *xrcd);
+int sroce_xrc_rcv_show(struct seq_file *m, struct sroce_dev *sdev);
 extern const struct ib_device_ops sroce_qp_ops;
 extern const struct ib_device_ops sroce_ah_ops;
 /* qp.c: the core's view of an ib_qp_attr path (IB_QP_AV); ah.c too. */

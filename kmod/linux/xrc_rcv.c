@@ -11,6 +11,7 @@
 #define UVERBS_MODULE_NAME sroce_ib
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/uverbs_named_ioctl.h>
+#include <linux/seq_file.h>
 
 #include "sroce.h"
 
@@ -84,6 +85,7 @@ static int UVERBS_HANDLER(SROCE_METHOD_XRC_RCV_QP_ALLOC)(struct uverbs_attr_bund
 {
 	struct ib_xrcd *ibxrcd = uverbs_attr_get_obj(attrs, SROCE_ATTR_XRC_RCV_QP_XRCD);
 	struct sroce_xrcd *xrcd = to_sxrcd(ibxrcd);
+	struct sroce_dev *sdev = to_sdev(ibxrcd->device);
 	struct ib_qp_init_attr init = {
 		.event_handler = sroce_xrc_rcv_event,
 		.qp_context = xrcd,
@@ -136,7 +138,47 @@ static int UVERBS_HANDLER(SROCE_METHOD_XRC_RCV_QP_ALLOC)(struct uverbs_attr_bund
 	err = 0;
 out:
 	mutex_unlock(&xrcd->lock);
-	return err ? err : uverbs_copy_to(attrs, SROCE_ATTR_XRC_RCV_QP_QPN, &qpn, sizeof(qpn));
+	if (err)
+		return err;
+	/* After the domain's lock: debugfs takes the list's lock first. No
+	 * dealloc_xrcd races this: the method holds the caller's handle. */
+	mutex_lock(&sdev->xrc_rcv_lock);
+	if (list_empty(&xrcd->dev_node))
+		list_add_tail(&xrcd->dev_node, &sdev->xrc_rcv);
+	mutex_unlock(&sdev->xrc_rcv_lock);
+	return uverbs_copy_to(attrs, SROCE_ATTR_XRC_RCV_QP_QPN, &qpn, sizeof(qpn));
+}
+
+/* dealloc_xrcd, before it takes the domain's lock: debugfs lists it no more. */
+void sroce_xrc_rcv_unlist(struct sroce_xrcd *xrcd)
+{
+	struct sroce_dev *sdev = to_sdev(xrcd->ibxrcd.device);
+
+	mutex_lock(&sdev->xrc_rcv_lock);
+	list_del_init(&xrcd->dev_node);
+	mutex_unlock(&sdev->xrc_rcv_lock);
+}
+
+/* <debugfs>/sroce/<ibdev>/xrc_rcv_qps: one line per kernel-owned QP. */
+int sroce_xrc_rcv_show(struct seq_file *m, struct sroce_dev *sdev)
+{
+	static const char *const states[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+	struct sroce_core_qp_view v;
+	struct sroce_xrcd *xrcd;
+	unsigned int i;
+
+	mutex_lock(&sdev->xrc_rcv_lock);
+	list_for_each_entry(xrcd, &sdev->xrc_rcv, dev_node) {
+		mutex_lock(&xrcd->lock);
+		for (i = 0; i < xrcd->nrcv; i++) {
+			sroce_core_qp_snapshot(to_sqp(xrcd->rcv[i])->core, &v);
+			seq_printf(m, "qpn 0x%x state %s xrcd %llu dest_qpn 0x%x rq_psn %u\n", xrcd->rcv[i]->qp_num,
+				   v.state < ARRAY_SIZE(states) ? states[v.state] : "?", v.xrcd, v.dest_qpn, v.rq_psn);
+		}
+		mutex_unlock(&xrcd->lock);
+	}
+	mutex_unlock(&sdev->xrc_rcv_lock);
+	return 0;
 }
 
 /* dealloc_xrcd: the domain's last user is gone; so go its receive QPs, then

@@ -18,6 +18,7 @@ static int sroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 	if (err)
 		return err;
 	mutex_init(&xrcd->lock);
+	INIT_LIST_HEAD(&xrcd->dev_node);
 	return sroce_core_xrcd_create(to_sdev(ibxrcd->device)->core, &xrcd->core);
 }
 
@@ -26,6 +27,7 @@ static int sroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 	struct sroce_xrcd *xrcd = to_sxrcd(ibxrcd);
 
 	/* Its kernel-owned receive QPs die with it (xrc_rcv.c). */
+	sroce_xrc_rcv_unlist(xrcd);
 	mutex_lock(&xrcd->lock);
 	sroce_xrc_rcv_destroy_all(xrcd);
 	mutex_unlock(&xrcd->lock);

@@ -71,10 +71,12 @@ done
 # rkey first, whose error event must reach the kernel log), and once with
 # the device removed under the live QP while B holds the domain.
 only_qp1() { [ "$(count_of "$1" qps)" = 1 ]; }
+# The kernel-owned QPs sroce1 lists in debugfs, one line each.
+rcv_qps() { sroce_counts sroce1 >/dev/null && cat /sys/kernel/debug/sroce/sroce1/xrc_rcv_qps; }
 # rcv_qp_gone QPN: rdma res no longer lists the QP in h1.
 rcv_qp_gone() { ! ip netns exec h1 rdma res show qp link sroce1/1 lqpn "$1" 2>/dev/null | grep -q "lqpn $1 "; }
 xrc_rcv() {
-	local mode=$1 d=/tmp/xrc_rcv.$1 hold_a="" hold_b="" badkey="" spid apid bpid qpn src
+	local mode=$1 d=/tmp/xrc_rcv.$1 hold_a="" hold_b="" badkey="" spid apid bpid qpn src xrcd
 	rm -rf "$d"
 	mkdir -p "$d"
 	case $mode in
@@ -103,9 +105,15 @@ xrc_rcv() {
 	sed 's/^/    rdma res: /' "$d/res"
 	check "$mode: after A, rdma res lists QP $qpn, XRC_TGT in RTR, in a domain" sh -c \
 		"grep -q 'lqpn $qpn type XRC_TGT state RTR' $d/res && grep -Eq ' drv_xrcd [1-9]' $d/res"
+	xrcd=$(sed -n 's/.* drv_xrcd \([0-9]*\).*/\1/p' "$d/res")
+	rcv_qps | sed 's/^/    debugfs: /'
+	check "$mode: after A, debugfs lists QP $qpn in RTR, in domain $xrcd" sh -c \
+		"$(declare -f rcv_qps sroce_counts); rcv_qps | grep -qx 'qpn $(printf 0x%x "$qpn") state RTR xrcd $xrcd dest_qpn 0x[0-9a-f]* rq_psn [0-9]*'"
 	echo 1 >"$d/a_gone"
 	if [ -n "$hold_b" ]; then
 		wait_until 120 test -e "$d/b.pid"
+		[ -n "$badkey" ] && check "$mode: after the wrong rkey, debugfs shows the QP in ERR" sh -c \
+			"$(declare -f rcv_qps sroce_counts); rcv_qps | grep -q '^qpn $(printf 0x%x "$qpn") state ERR '"
 		if [ "$mode" = remove ]; then
 			# The device goes under the live QP: ib_core disassociates B's
 			# context, whose domain handle was the last, so dealloc_xrcd
@@ -144,6 +152,7 @@ xrc_rcv() {
 	fi
 	check "$mode: the receive QP is gone with the domain (sroce1 counts QP1 only)" wait_until 10 only_qp1 sroce1
 	check "$mode: rdma res no longer lists it" rcv_qp_gone $qpn
+	check "$mode: nor debugfs" test -z "$(rcv_qps)"
 }
 # The exiting run is captured on h1's side: sroce-dump and tshark must
 # read it alike, and every XRC request names B's SRQ (capture_agree.py).
