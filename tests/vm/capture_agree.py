@@ -29,8 +29,26 @@ def num(s):
     return int(s, 0) if s else None
 
 
-def raw(vendor):
-    return bytes.fromhex(vendor.split(",")[-1])
+def xrc_raw_fields(op, vendor):
+    """The headers after an XRC packet's BTH, from tshark's raw bytes (its
+    last infiniband.vendor item), as sroce-dump --json names them: a
+    request's XRCETH and any RETH, a response's AETH."""
+    v = bytes.fromhex(vendor.split(",")[-1])
+    be = lambda a, b: int.from_bytes(v[a:b], "big")
+    if op & 0x1F in AETH_OPS:
+        return {"aeth.syndrome": v[0], "aeth.msn": be(1, 4)}
+    if op & 0x1F in RESP_OPS:
+        return {}
+    f = {"xrceth.srqn": be(0, 4) & 0xFFFFFF}
+    if op & 0x1F in RETH_OPS:
+        f.update({"reth.va": be(4, 12), "reth.rkey": be(12, 16), "reth.length": be(16, 20)})
+    return f
+
+
+def json_field(j, path):
+    for part in path.split("."):
+        j = j[part]
+    return int(j, 0) if isinstance(j, str) else j
 
 
 def main():
@@ -53,22 +71,14 @@ def main():
         theirs_syn = num(t[3])
         if 0xA0 <= op < 0xC0:
             assert t[5], ("packet", i, "tshark shows no bytes after the BTH")
-            v = raw(t[5])
-            if op & 0x1F in AETH_OPS:
-                # A response: no XRCETH, the AETH first.
-                theirs_syn = v[0]
-                assert int.from_bytes(v[1:4], "big") == j["aeth"]["msn"], ("packet", i, "msn")
-            elif op & 0x1F not in RESP_OPS:
-                srqn = int.from_bytes(v[0:4], "big") & 0xFFFFFF
-                assert srqn == j["xrceth"]["srqn"], ("packet", i, "srqn", j["xrceth"]["srqn"], srqn)
+            f = xrc_raw_fields(op, t[5])
+            for k, v in f.items():
+                assert json_field(j, k) == v, ("packet", i, k, json_field(j, k), v)
+            theirs_syn = f.get("aeth.syndrome", theirs_syn)
+            theirs_len = f.get("reth.length", theirs_len)
+            if "xrceth.srqn" in f:
                 if a.srqn is not None:
-                    assert srqn == a.srqn, ("packet", i, "srqn", srqn, "want", a.srqn)
-                if op & 0x1F in RETH_OPS:
-                    r = j["reth"]
-                    theirs = (int.from_bytes(v[4:12], "big"), int.from_bytes(v[12:16], "big"),
-                              int.from_bytes(v[16:20], "big"))
-                    assert (int(r["va"], 0), r["rkey"], r["length"]) == theirs, ("packet", i, "reth", r, theirs)
-                    theirs_len = theirs[2]
+                    assert f["xrceth.srqn"] == a.srqn, ("packet", i, "srqn", f["xrceth.srqn"], "want", a.srqn)
                 xrc += 1
         mine = (op, j["dest_qpn"], j["psn"], j.get("aeth", {}).get("syndrome"), reth_len)
         theirs = (num(t[0]), num(t[1]), num(t[2]), theirs_syn, theirs_len)
