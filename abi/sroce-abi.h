@@ -242,6 +242,11 @@ enum sroce_cqe_flags {
 	SROCE_CQE_WITH_HASH = 1 << 5,      /* RSS: hash_value/hash_type valid */
 };
 
+/* The CQE opcode of a completed IB_WR_REG_MR (kernel CQs only: user space
+ * cannot post it). Not IB_WC_REG_MR itself, whose value moved in Linux 6.2
+ * (8 before, 10 after IB_WC_FLUSH took 8): the glue translates it. */
+#define SROCE_CQE_OP_REG_MR 0x20
+
 struct sroce_cqe {
 	__u64 wr_id;
 	__u8 status;            /* enum ibv_wc_status */

@@ -336,6 +336,8 @@ void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
 	case ib::wr_atomic_fetch_add: c.opcode = ib::wc_fetch_add; break;
 	case ib::wr_atomic_write: c.opcode = ib::wc_atomic_write; break;
 	case ib::wr_flush: c.opcode = ib::wc_flush; break;
+	case ib::wr_local_inv: c.opcode = ib::wc_local_inv; break;
+	case ib::wr_reg_mr: c.opcode = ib::wc_reg_mr; break;
 	default: c.opcode = ib::wc_send; break;
 	}
 	if (w.status == ib::wc_success && c.opcode == ib::wc_rdma_read)

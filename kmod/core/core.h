@@ -306,6 +306,13 @@ struct sroce_core_mr_init {
 	 * release. */
 	void (*release)(void *owner, int may_sleep);
 	void *owner;
+	/* A fast-registration MR (ib_alloc_mr, IB_MR_TYPE_MEM_REG; kernel users
+	 * only): room for npages pages of (1 << page_shift) bytes, no mapping
+	 * and access 0 until an IB_WR_REG_MR registers what
+	 * sroce_core_mr_stage_* staged. iova, length, access, dma and user
+	 * must be 0. It needs no set_page or enable: its key is invalid until
+	 * the first REG_MR, and again after LOCAL_INV or SEND_WITH_INV. */
+	int fast_reg;
 };
 /* Three phases: create allocates the page table (keys not valid yet; may
  * sleep), the glue fills it with sroce_core_mr_set_page, then enable makes
@@ -319,6 +326,17 @@ int sroce_core_mr_enable(struct sroce_core_mr *mr);
 void sroce_core_mr_destroy(struct sroce_core_mr *mr);
 unsigned int sroce_core_mr_lkey(const struct sroce_core_mr *mr);
 unsigned int sroce_core_mr_rkey(const struct sroce_core_mr *mr);
+/* ib_map_mr_sg on a fast-registration MR: page i of the next mapping
+ * (-ENOMEM beyond the MR's room: ib_sg_to_pages then stops), then the
+ * mapping itself: npages pages of (1 << page_shift) bytes, iova at its
+ * offset in the first page (-EINVAL when [iova, iova + length) does not fit
+ * them or page_shift is not the MR's). The staged mapping takes effect
+ * only at the next IB_WR_REG_MR, which copies it: the registered one in
+ * use stays as it was until then. The caller serialises a MR's staging
+ * against its own REG_MR posts, as ib_core's users do. */
+int sroce_core_mr_stage_page(struct sroce_core_mr *mr, unsigned long index, void *kva);
+int sroce_core_mr_stage_map(struct sroce_core_mr *mr, unsigned long npages, unsigned long long iova,
+			    unsigned long long length, unsigned int page_shift);
 
 /* Receive: one packet starting at its IP header, after UDP demux to port
  * 4791. The core consumes pkt. */
@@ -415,6 +433,9 @@ enum sroce_core_counter {
 	SROCE_CNT_RX_BAD_PKEY,        /* dropped: BTH P_Key not in the port's table */
 	SROCE_CNT_RX_BAD_ADDR,        /* dropped: RC/UC packet not from the QP's peer to its source GID */
 	SROCE_CNT_READ_GAP_RESENDS,   /* READs asked again at once: responses came beyond a lost one */
+	SROCE_CNT_FAST_REGS,          /* IB_WR_REG_MR executed */
+	SROCE_CNT_LOCAL_INVS,         /* IB_WR_LOCAL_INV executed */
+	SROCE_CNT_REMOTE_INVS,        /* keys invalidated by a received SEND with invalidate */
 	SROCE_CNT_MAX
 };
 /* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */

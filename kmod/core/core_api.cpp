@@ -89,6 +89,15 @@ unsigned int sroce_core_mr_lkey(const sroce_core_mr *mr) { return from(mr)->lkey
 
 unsigned int sroce_core_mr_rkey(const sroce_core_mr *mr) { return from(mr)->rkey(); }
 
+int sroce_core_mr_stage_page(sroce_core_mr *mr, unsigned long index, void *kva) {
+	return ktl::to_rc(from(mr)->stage_page(index, kva));
+}
+
+int sroce_core_mr_stage_map(sroce_core_mr *mr, unsigned long npages, unsigned long long iova,
+			    unsigned long long length, unsigned int page_shift) {
+	return ktl::to_rc(from(mr)->stage_map(npages, iova, length, page_shift));
+}
+
 void sroce_core_dev_counts(sroce_core_dev *dev, sroce_core_counts *c) { from(dev)->fill_counts(c); }
 
 void sroce_core_dev_rx_counts(sroce_core_dev *dev, sroce_core_rx_counts *c) {

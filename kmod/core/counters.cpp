@@ -38,6 +38,9 @@ const char *const names[] = {
 	"rx_bad_pkey",
 	"rx_bad_addr",
 	"read_gap_resends",
+	"fast_regs",
+	"local_invs",
+	"remote_invs",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace

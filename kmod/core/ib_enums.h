@@ -5,6 +5,7 @@
 // <infiniband/verbs.h>, whose values are the kernel's.
 #pragma once
 #include "ktl/types.h"
+#include "abi.h" // SROCE_CQE_OP_REG_MR
 
 namespace sroce::ib {
 
@@ -82,6 +83,7 @@ enum WrOpcode : u8 {
 	wr_send_inv = 9,
 	wr_flush = 14,	      // IBA 1.5: SROCE_WQE_FLUSH (requester.cpp)
 	wr_atomic_write = 15, // IBA 1.5: SROCE_WQE_ATOMIC_WRITE (requester.cpp)
+	wr_reg_mr = 0x20,     // IB_WR_REG_MR: kernel QPs only
 };
 
 // enum ib_wc_status (= ibv_wc_status)
@@ -121,6 +123,7 @@ enum WcOpcode : u8 {
 	wc_local_inv = 6,
 	wc_flush = 8,	     // IB_UVERBS_WC_FLUSH
 	wc_atomic_write = 9, // IBV_WC_ATOMIC_WRITE
+	wc_reg_mr = SROCE_CQE_OP_REG_MR, // kernel CQs: the glue gives IB_WC_REG_MR
 	wc_recv = 1 << 7,
 	wc_recv_rdma_imm = wc_recv + 1,
 };

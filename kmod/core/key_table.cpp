@@ -94,11 +94,29 @@ void MemoryKeyTable::enable(Mr &mr) {
 ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
 	ktl::Guard g(lock_);
 	Entry *e = entry_locked(index_of(key));
-	if (!e || e->state == State::free || e->key != key)
+	if (!e || e->state == State::free || e->key != key || !e->mr->is_fast_reg())
 		return Error::from_errno(err::inval);
 	if (e->mr->pdn() != pdn)
 		return Error::from_errno(err::acces);
 	e->state = State::invalid;
+	return {};
+}
+
+ktl::Result<void> MemoryKeyTable::fast_register(u32 mr_key, u32 pdn, u32 new_key, u64 iova, u64 length,
+						u32 access) {
+	ktl::Guard g(lock_);
+	Entry *e = entry_locked(index_of(mr_key));
+	if (!e || e->state != State::invalid || !e->mr->is_fast_reg() || index_of(new_key) != index_of(mr_key))
+		return Error::from_errno(err::inval);
+	if (e->mr->pdn() != pdn)
+		return Error::from_errno(err::acces);
+	TRY(e->mr->fast_register_locked(iova, length, access));
+	// The consumer picks the key byte (ib_inc_rkey); a stale key of the
+	// previous registration then misses, as after a deregistration.
+	e->key = new_key;
+	e->variant = u8(new_key);
+	e->mr->key_ = new_key;
+	e->state = State::valid;
 	return {};
 }
 
@@ -124,12 +142,13 @@ ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup(u32 key, u32 pdn, u64 addr, 
 		const Entry *e = entry_locked(index_of(key));
 		if (!e || e->state != State::valid || e->key != key)
 			return Error::from_errno(err::inval);
+		// Checked under the lock: a fast-registration MR's rights and
+		// bounds change with REG_MR, which takes it.
+		TRY(e->mr->check(pdn, addr, len, need));
 		// Safe under the lock: the MR's owner holds a reference until
 		// close() has taken it out of the table.
 		mr = ktl::RefPtr<Mr>(e->mr);
 	}
-	// PD, rights and bounds never change after registration.
-	TRY(mr->check(pdn, addr, len, need));
 	return mr;
 }
 

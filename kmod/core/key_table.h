@@ -42,9 +42,18 @@ public:
 	// invalid -> valid (end of registration).
 	void enable(Mr &mr);
 	// valid -> invalid, for LOCAL_INV and SEND_WITH_INV: -EINVAL if key is
-	// not a current key, -EACCES if it belongs to another PD. The caller
-	// checks that the MR kind may be invalidated.
+	// not a current key or not one that may be invalidated (only
+	// fast-registration MRs; memory windows later), -EACCES if it belongs
+	// to another PD. Invalidating an invalid key succeeds, as on rxe.
 	ktl::Result<void> invalidate(u32 key, u32 pdn);
+	// IB_WR_REG_MR: invalid -> valid with a new key byte. The MR is found
+	// by the index of mr_key (its key byte may be the new one already:
+	// ib_update_fast_reg_key); new_key must have the same index. -EINVAL
+	// when that is no fast-registration MR, it is valid (registered and not
+	// invalidated: IBTA 10.6.3.2), new_key names another index, or
+	// Mr::fast_register_locked refuses the range or rights; -EACCES for
+	// another PD.
+	ktl::Result<void> fast_register(u32 mr_key, u32 pdn, u32 new_key, u64 iova, u64 length, u32 access);
 	// Takes mr's key out; lookups miss from here on.
 	void remove(Mr &mr);
 

@@ -15,6 +15,15 @@ ktl::Result<void> Mr::validate(const sroce_core_mr_init &init, u64 *npages) {
 	// IBTA: remote write and atomic need local write (ib_check_mr_access).
 	if ((init.access & (acc::remote_write | acc::remote_atomic)) && !(init.access & acc::local_write))
 		return Error::from_errno(err::inval);
+	if (init.fast_reg) {
+		// Rights, range and pages come with each REG_MR.
+		if (init.dma || init.user || init.access || init.iova || init.length ||
+		    init.page_shift != param::page_shift || init.npages == 0 ||
+		    init.npages > param::max_fast_reg_page_list_len)
+			return Error::from_errno(err::inval);
+		*npages = init.npages;
+		return {};
+	}
 	if (init.dma) {
 		if (init.npages)
 			return Error::from_errno(err::inval);
@@ -39,8 +48,10 @@ ktl::Result<void> Mr::validate(const sroce_core_mr_init &init, u64 *npages) {
 Mr::Mr(Pd &pd, const sroce_core_mr_init &init)
 	: pd_(&pd), iova_(init.dma ? 0 : init.iova), length_(init.dma ? ~0ull : init.length), npages_(0),
 	  first_offset_(0), access_(init.access), page_shift_(init.dma ? param::page_shift : init.page_shift),
-	  dma_(init.dma != 0) {
-	if (!dma_)
+	  dma_(init.dma != 0), fast_reg_(init.fast_reg != 0) {
+	if (fast_reg_)
+		length_ = 0; // nothing is inside until the first REG_MR
+	else if (!dma_)
 		first_offset_ = u32(iova_ & ((1ull << page_shift_) - 1));
 }
 
@@ -54,6 +65,11 @@ ktl::Result<ktl::RefPtr<Mr>> Mr::create(Pd &pd, const sroce_core_mr_init &init) 
 		if (!mr->pages_)
 			return Error::from_errno(err::nomem);
 		mr->npages_ = npages;
+		if (mr->fast_reg_) {
+			mr->staged_ = static_cast<u8 **>(ktl::zalloc_for(false, npages * sizeof(u8 *)));
+			if (!mr->staged_)
+				return Error::from_errno(err::nomem);
+		}
 	}
 	Device &dev = pd.device();
 	TRY(dev.keys().insert(*mr, init.user != 0));
@@ -74,10 +90,13 @@ Mr::~Mr() {
 	// with interrupts off: a page table above a page may be vmalloc'ed,
 	// and vfree may sleep there. Only dereg's own last reference frees
 	// it at once.
-	if (release_may_sleep_)
+	if (release_may_sleep_) {
 		sroce_env_free(pages_);
-	else
+		sroce_env_free(staged_);
+	} else {
 		sroce_env_free_deferred(pages_);
+		sroce_env_free_deferred(staged_);
+	}
 	if (release_)
 		release_(owner_, release_may_sleep_);
 }
@@ -88,13 +107,63 @@ void Mr::set_page(u64 index, void *kva) {
 	pages_[index] = static_cast<u8 *>(kva);
 }
 
+ktl::Result<void> Mr::stage_page(u64 index, void *kva) {
+	if (!fast_reg_ || !kva || index >= npages_)
+		return Error::from_errno(fast_reg_ && kva ? err::nomem : err::inval);
+	staged_[index] = static_cast<u8 *>(kva);
+	return {};
+}
+
+ktl::Result<void> Mr::stage_map(u64 npages, u64 iova, u64 length, u32 page_shift) {
+	if (!fast_reg_ || page_shift != page_shift_ || npages == 0 || npages > npages_)
+		return Error::from_errno(err::inval);
+	const u64 page = 1ull << page_shift;
+	const u64 offset = iova & (page - 1);
+	// No overflow: npages <= max_fast_reg_page_list_len.
+	if (length == 0 || length > (npages << page_shift) - offset || length - 1 > ~iova)
+		return Error::from_errno(err::inval);
+	for (u64 i = 0; i < npages; i++)
+		if (!staged_[i])
+			return Error::from_errno(err::inval);
+	nstaged_ = npages;
+	staged_offset_ = u32(offset);
+	return {};
+}
+
+ktl::Result<void> Mr::fast_register_locked(u64 iova, u64 length, u32 access) {
+	if (!fast_reg_ || !nstaged_)
+		return Error::from_errno(err::inval);
+	sroce_core_mr_init rights{};
+	rights.access = access;
+	rights.length = 1;
+	rights.page_shift = param::page_shift;
+	rights.npages = 1;
+	u64 unused;
+	TRY(validate(rights, &unused)); // the rights rules of reg_mr
+	// The iova the consumer gives may differ from the mapped one (a
+	// zero-based registration); the bytes are the staged pages' from the
+	// staged offset on.
+	if (length == 0 || length > (nstaged_ << page_shift_) - staged_offset_ || length - 1 > ~iova)
+		return Error::from_errno(err::inval);
+	__builtin_memcpy(pages_, staged_, nstaged_ * sizeof(u8 *));
+	for (u64 i = nstaged_; i < npages_; i++)
+		pages_[i] = nullptr;
+	iova_ = iova;
+	length_ = length;
+	first_offset_ = staged_offset_;
+	access_ = access;
+	return {};
+}
+
 ktl::Result<void> Mr::enable() {
 	// Registration is not the data path: one pass keeps a glue bug from
 	// turning into a null dereference later.
-	for (u64 i = 0; i < npages_; i++)
+	for (u64 i = 0; i < npages_ && !fast_reg_; i++)
 		if (KTL_WARN_ON(!pages_[i]))
 			return Error::from_errno(err::inval);
-	pd_->device().keys().enable(*this);
+	// A fast-registration MR's key stays invalid until its first REG_MR.
+	if (!fast_reg_)
+		pd_->device().keys().enable(*this);
 	return {};
 }
 

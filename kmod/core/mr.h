@@ -1,6 +1,16 @@
 // Mr: a memory region. Either a page list covering [iova, iova + length)
-// (pinned user pages now, kernel fast-registration pages later) or a DMA MR,
-// whose addresses are kernel virtual addresses and which has no bounds.
+// (pinned user pages, or a kernel user's fast-registration pages) or a DMA
+// MR, whose addresses are kernel virtual addresses and which has no bounds.
+//
+// A fast-registration MR (ib_alloc_mr) has room for a fixed number of
+// pages. ib_map_mr_sg stages a mapping; IB_WR_REG_MR copies it in and sets
+// iova, length, rights and key byte (MemoryKeyTable::fast_register, under
+// the table's lock, only while the key is invalid). Its registration thus
+// changes during the MR's life: the key lookup checks rights and bounds
+// under the table's lock, and every page access checks its index against
+// the fixed room, so a transfer that raced an invalidation and a new
+// registration stays inside pages the MR's owner mapped (as on rxe, such a
+// transfer is the owner's bug: invalidation is the fence).
 //
 // Every data access the transport makes goes through copy_to, copy_from,
 // for_each_chunk or atomic_ptr, which check the range again (the key lookup
@@ -41,6 +51,7 @@ public:
 	u64 length() const { return length_; }
 	u32 access() const { return access_; }
 	bool is_dma() const { return dma_; }
+	bool is_fast_reg() const { return fast_reg_; }
 	u32 page_shift() const { return page_shift_; }
 	u64 npages() const { return npages_; }
 
@@ -62,6 +73,10 @@ public:
 	// 8-byte aligned or [addr, addr + 8) is not inside.
 	u64 *atomic_ptr(u64 addr);
 
+	// ib_map_mr_sg (fast-registration MRs; core.h's sroce_core_mr_stage_*).
+	ktl::Result<void> stage_page(u64 index, void *kva);
+	ktl::Result<void> stage_map(u64 npages, u64 iova, u64 length, u32 page_shift);
+
 private:
 	friend class ktl::RefCounted<Mr>;
 	friend class MemoryKeyTable;
@@ -70,13 +85,20 @@ private:
 	Mr(Pd &pd, const sroce_core_mr_init &init);
 	~Mr();
 	static ktl::Result<void> validate(const sroce_core_mr_init &init, u64 *npages);
+	// IB_WR_REG_MR: the staged mapping at iova, with these rights. Called
+	// by MemoryKeyTable::fast_register under its lock, the key invalid.
+	ktl::Result<void> fast_register_locked(u64 iova, u64 length, u32 access);
 
 	// Kernel virtual address of byte `off` counted from the start of the
-	// first page (page MRs) or of address `off` (DMA MRs).
+	// first page (page MRs) or of address `off` (DMA MRs). nullptr past
+	// the page table: only a transfer racing a fast re-registration gets
+	// there (mr.h's head), and it then fails instead of leaving the table.
 	u8 *kva(u64 off) const {
 		if (dma_)
 			return reinterpret_cast<u8 *>(uptr(off));
-		return pages_[off >> page_shift_] + (off & ((1ull << page_shift_) - 1));
+		u64 i = off >> page_shift_;
+		u8 *page = i < npages_ ? pages_[i] : nullptr;
+		return page ? page + (off & ((1ull << page_shift_) - 1)) : nullptr;
 	}
 	u64 offset_of(u64 addr) const { return dma_ ? addr : addr - iova_ + first_offset_; }
 
@@ -89,6 +111,13 @@ private:
 	u32 access_;
 	u32 page_shift_;
 	bool dma_;
+	bool fast_reg_;
+	// Fast registration: the mapping ib_map_mr_sg staged for the next
+	// REG_MR ([npages_] pointers, nstaged_ of them set, iova at
+	// staged_offset_ in the first).
+	u8 **staged_ = nullptr;
+	u64 nstaged_ = 0;
+	u32 staged_offset_ = 0;
 	bool counted_ = false;   // in the device's counts
 	bool in_table_ = false;  // guarded by the key table's lock
 	u32 key_ = 0;            // set by MemoryKeyTable::insert
@@ -112,10 +141,13 @@ template <typename Fn> ktl::Result<void> Mr::for_each_chunk(u64 addr, u64 len, F
 	u64 off = offset_of(addr);
 	while (len) {
 		u32 n = u32(ktl::min(len, page - (off & (page - 1))));
-		if constexpr (detail::IsResult<decltype(fn(kva(off), n))>::value)
-			TRY(fn(kva(off), n));
+		u8 *p = kva(off);
+		if (!p)
+			return ktl::Error::from_errno(ktl::err::range);
+		if constexpr (detail::IsResult<decltype(fn(p, n))>::value)
+			TRY(fn(p, n));
 		else
-			fn(kva(off), n);
+			fn(p, n);
 		off += n;
 		len -= n;
 	}

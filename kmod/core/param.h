@@ -58,7 +58,7 @@
 /* Object kinds that do not exist yet: query_device reports 0 for their
  * limits (SROCE_LIMIT), so it never promises what create_* would refuse.
  * Each milestone flips its entry. */
-#define SROCE_HAVE_FAST_REG 0 /* IB_WR_REG_MR page lists (alloc_mr) */
+#define SROCE_HAVE_FAST_REG 1 /* IB_WR_REG_MR page lists (alloc_mr) */
 #define SROCE_HAVE_MW 0
 #define SROCE_LIMIT(have, limit) ((have) ? (limit) : 0)
 

@@ -2,6 +2,7 @@
 // them into request packets (IBTA 9.4), within the PSN window, the
 // max_rd_atomic limit and a per-run budget; the rest continues from work or
 // when ACKs open the window.
+#include "key_table.h"
 #include "ktl/byteorder.h"
 #include "param.h"
 #include "qp.h"
@@ -23,6 +24,19 @@ ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 	case ib::wr_send:
 	case ib::wr_send_imm:
 		break;
+	case ib::wr_send_inv: // IETH: RC and XRC only (IBTA 9.2, table 35)
+		if (!reliable() || !connected())
+			return Error::from_errno(err::inval);
+		break;
+	case ib::wr_local_inv:
+		if (w.num_sge || (w.flags & SROCE_WQE_INLINE))
+			return Error::from_errno(err::inval);
+		return {};
+	case ib::wr_reg_mr:
+		// ib_core's kernel users only: a user's ring may hold anything.
+		if (user_ || w.num_sge || (w.flags & SROCE_WQE_INLINE))
+			return Error::from_errno(err::inval);
+		return {};
 	case ib::wr_rdma_write:
 	case ib::wr_rdma_write_imm:
 		if (!connected())
@@ -123,6 +137,8 @@ u8 Qp::wire_opcode(const SendWqe &w, bool first, bool last) const {
 	default: break;
 	}
 	bool write = is_write(op), imm = has_imm(op);
+	if (op == ib::wr_send_inv && last)
+		return u8(base | (first ? send_only_inv : send_last_inv));
 	if (first && last)
 		return u8(base | (write ? (imm ? write_only_imm : write_only) : (imm ? send_only_imm : send_only)));
 	if (first)
@@ -194,6 +210,8 @@ void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 		}
 		if (p.last && has_imm(op))
 			h.immdt.imm = ktl::be32_to_cpu(w.wqe.imm_or_inv);
+		if (p.last && op == ib::wr_send_inv)
+			h.ieth.rkey = w.wqe.imm_or_inv; // a key: host order in the WQE
 	}
 	h.bth.opcode = wire_opcode(w, p.first, p.last);
 	// XRC: every request packet names the target SRQ (the codec writes the
@@ -346,11 +364,46 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 			kick_locked();
 			break;
 		}
+		if (is_local_op(w.wqe.opcode)) {
+			if (!execute_local_op_locked(w, req_.sq_next, b))
+				return;
+			continue;
+		}
 		if (!send_packet_locked(w, req_.sq_next, b))
 			break;
 	}
 	if (reliable() && req_.psn != comp_.unacked_psn)
 		arm_retry_timer_locked();
+}
+
+// LOCAL_INV and REG_MR execute when the requester reaches them, in SQ order
+// and after a fence (IBTA 10.6.3.2 and 10.6.3.3); no packet goes out. The
+// WQE counts as started at the PSN before the next, so that the
+// acknowledgements of earlier WQEs pass it and complete it in order.
+// Failure: LOC_QP_OP_ERR and the QP in error, as rxe. false then.
+bool Qp::execute_local_op_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
+	req_.sq_next = idx + 1;
+	req_.cur_offset = 0;
+	// A rewind (NAK, timeout) resends the WQEs before this one, never it:
+	// executed twice, a REG_MR would revive a key invalidated since.
+	if (w.started)
+		return true;
+	const sroce_wqe &q = w.wqe;
+	MemoryKeyTable &keys = dev_->keys();
+	auto r = q.opcode == ib::wr_local_inv
+			 ? keys.invalidate(q.imm_or_inv, pd_->pdn())
+			 : keys.fast_register(q.reg.mr_lkey, pd_->pdn(), q.reg.new_key, q.reg.addr, q.reg.length,
+					      q.reg.access);
+	w.started = true;
+	w.first_psn = w.last_psn = psn_add(req_.psn, ib::psn_mask); // req_.psn - 1
+	if (r.is_error()) {
+		fail_send_locked(w, ib::wc_loc_qp_op_err, b);
+		return false;
+	}
+	count(q.opcode == ib::wr_local_inv ? SROCE_CNT_LOCAL_INVS : SROCE_CNT_FAST_REGS);
+	w.done = true;
+	complete_done_locked(b);
+	return true;
 }
 
 // Go back to PSN psn (a NAK, a timeout): the WQE holding it is sent again

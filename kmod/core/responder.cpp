@@ -117,6 +117,9 @@ void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool im
 	if (imm) {
 		c.flags |= SROCE_CQE_WITH_IMM;
 		c.imm_or_inv = ktl::cpu_to_be32(resp_.msg_imm_data);
+	} else if (rx.pi.flags & ib::op_ieth) {
+		c.flags |= SROCE_CQE_WITH_INV;
+		c.imm_or_inv = rx.pi.hdr.ieth.rkey;
 	}
 	if (!connected()) {
 		c.flags |= SROCE_CQE_GRH;
@@ -216,6 +219,21 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 		reject_locked(len ? ib::NakCode::invalid_request : ib::NakCode::remote_op, rx, b);
 		return;
 	}
+	// SEND with invalidate (IBTA 9.4.1.4 and 10.6.3.3): the IETH's key is
+	// invalidated once the message is placed, before its completion. A
+	// key this QP may not invalidate is an invalid request (rxe's class J:
+	// the receive completes with REM_INV_REQ_ERR and the QP goes to error;
+	// the NAK spares the requester its retries).
+	if (last && (pi.flags & ib::op_ieth) &&
+	    dev_->keys().invalidate(pi.hdr.ieth.rkey, resp_pdn_locked()).is_error()) {
+		send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::invalid_request), pi.hdr.bth.psn, b);
+		resp_.in_message = false;
+		finish_recv_locked(ib::wc_rem_inv_req_err, resp_.recv_offset + pi.payload_len, rx, false, b);
+		to_error_locked(b, ib::ev_qp_req_err);
+		return;
+	}
+	if (last && (pi.flags & ib::op_ieth))
+		count(SROCE_CNT_REMOTE_INVS);
 	resp_.recv_offset += pi.payload_len;
 	resp_.epsn = psn_add(pi.hdr.bth.psn, 1);
 	if (last) {

@@ -159,7 +159,8 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ib_qp *qp, struc
 	*wc = (struct ib_wc){
 		.wr_id = cqe->wr_id, /* or wr_cqe: the same 64 bits */
 		.status = cqe->status,
-		.opcode = cqe->opcode,
+		/* IB_WC_REG_MR's value differs between kernels (abi). */
+		.opcode = cqe->opcode == SROCE_CQE_OP_REG_MR ? IB_WC_REG_MR : cqe->opcode,
 		.vendor_err = cqe->vendor_err,
 		.byte_len = cqe->byte_len,
 		.qp = qp,

@@ -32,6 +32,7 @@ static_assert(SROCE_ACCESS_FLUSH_PERSISTENT == IB_ACCESS_FLUSH_PERSISTENT);
 struct sroce_mr {
 	struct ib_mr ibmr;
 	struct sroce_core_mr *core;
+	unsigned int nstaged;        /* fast registration: pages staged by map_mr_sg */
 };
 
 /*
@@ -207,6 +208,68 @@ static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/*
+ * Fast registration (FRWR) for kernel users: room for max_num_sg pages.
+ * map_mr_sg stages a page list in the core, and the IB_WR_REG_MR posted
+ * after it registers that list with its rights and key byte (core.h).
+ */
+static struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_num_sg)
+{
+	struct sroce_core_mr_init init = {
+		.pd = core_pd(ibpd),
+		.page_shift = PAGE_SHIFT,
+		.npages = max_num_sg,
+		.fast_reg = 1,
+	};
+	struct sroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = sroce_core_mr_create(to_sdev(ibpd->device)->core, &init, &mr->core);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = sroce_core_mr_lkey(mr->core);
+	mr->ibmr.rkey = sroce_core_mr_rkey(mr->core);
+	return &mr->ibmr;
+}
+
+/* ib_sg_to_pages' callback: one page's "DMA" address, which under virtual
+ * DMA (this file's head) is its kernel virtual address. */
+static int sroce_stage_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+	int err = sroce_core_mr_stage_page(mr->core, mr->nstaged, (void *)(uintptr_t)addr);
+
+	if (!err)
+		mr->nstaged++;
+	return err;
+}
+
+/* Pages of ibmr->page_size other than PAGE_SIZE are refused (-EINVAL):
+ * the core's page table has one page size. Every storage ULP maps with
+ * PAGE_SIZE or 4 KiB. */
+static int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+			   unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+	int n, err;
+
+	if (ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	mr->nstaged = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_stage_page);
+	if (n <= 0)
+		return n;
+	err = sroce_core_mr_stage_map(mr->core, mr->nstaged, ibmr->iova, ibmr->length, PAGE_SHIFT);
+	return err ? err : n;
+}
+
 static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
@@ -240,9 +303,11 @@ static int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 }
 
 const struct ib_device_ops sroce_mr_ops = {
+	.alloc_mr = sroce_alloc_mr,
 	.dereg_mr = sroce_dereg_mr,
 	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 	.get_dma_mr = sroce_get_dma_mr,
+	.map_mr_sg = sroce_map_mr_sg,
 	.reg_user_mr = sroce_reg_user_mr,
 };
 
