@@ -152,6 +152,9 @@ enum sroce_wqe_flags {
 	SROCE_WQE_SOLICITED = 1 << 2,
 	SROCE_WQE_INLINE = 1 << 3,
 	SROCE_WQE_IP_CSUM = 1 << 4,
+	/* BIND_MW posted by the ibv_bind_mw verb (type 1 windows), not by an
+	 * IBV_WR_BIND_MW work request (type 2). Only the provider sets it. */
+	SROCE_WQE_BIND_TYPE1 = 1 << 8,
 };
 #define SROCE_WQE_FLAGS_MASK \
 	(SROCE_WQE_FENCE | SROCE_WQE_SIGNALED | SROCE_WQE_SOLICITED | SROCE_WQE_INLINE | SROCE_WQE_IP_CSUM)

@@ -45,3 +45,55 @@ int sroce_dereg_mr(struct verbs_mr *vmr)
 	free(vmr);
 	return 0;
 }
+
+/* Memory windows: the kernel allocates and frees them; binds are WQEs. */
+struct ibv_mw *sroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw = calloc(1, sizeof(*mw));
+
+	if (!mw)
+		return NULL;
+	if (ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp, sizeof(resp))) {
+		free(mw);
+		return NULL;
+	}
+	return mw;
+}
+
+int sroce_dealloc_mw(struct ibv_mw *mw)
+{
+	int err = ibv_cmd_dealloc_mw(mw);
+
+	if (!err)
+		free(mw);
+	return err;
+}
+
+/*
+ * ibv_bind_mw (type 1 windows): a BIND_MW WQE marked as the verb's, with
+ * the next key byte, as librxe does. The key is the window's from the post
+ * on (the caller learns of a failed bind from its completion). A bind of
+ * length 0 unbinds. Type 1 windows are VA-based.
+ */
+int sroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
+{
+	struct ibv_mw_bind_info *info = &bind->bind_info;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct ibv_send_wr *bad, wr = {
+		.wr_id = bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = bind->send_flags,
+		.bind_mw = { .mw = mw, .rkey = rkey, .bind_info = *info },
+	};
+	int err;
+
+	if (mw->type != IBV_MW_TYPE_1 || (info->mw_access_flags & IBV_ACCESS_ZERO_BASED) ||
+	    (info->length && !info->mr))
+		return EINVAL;
+	err = sroce_post_bind_type1(qp, &wr, &bad);
+	if (!err)
+		mw->rkey = rkey;
+	return err;
+}

@@ -268,14 +268,12 @@ static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr 
 		/* ibv_send_wr has no field for ATOMIC WRITE's 8 bytes or FLUSH's
 		 * type and level: the builders only (qp_ex.c), as librxe. */
 		return EINVAL;
-	case IBV_WR_BIND_MW:
-		if (!wr->bind_mw.bind_info.mr)
+	case IBV_WR_BIND_MW: /* type 2 windows; type 1 through sroce_bind_mw */
+		if (!wr->bind_mw.mw ||
+		    wr->bind_mw.mw->type != ((wqe->flags & SROCE_WQE_BIND_TYPE1) ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2) ||
+		    (!wr->bind_mw.bind_info.mr && wr->bind_mw.bind_info.length))
 			return EINVAL;
-		wqe->reg.addr = wr->bind_mw.bind_info.addr;
-		wqe->reg.length = wr->bind_mw.bind_info.length;
-		wqe->reg.mr_lkey = wr->bind_mw.bind_info.mr->lkey;
-		wqe->reg.new_key = wr->bind_mw.rkey;
-		wqe->reg.access = wr->bind_mw.bind_info.mw_access_flags;
+		sroce_wqe_set_bind(wqe, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
 		break;
 	default:
 		break;
@@ -283,8 +281,20 @@ static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr 
 	return 0;
 }
 
-/* Writes one WQE into the next SQ slot; the caller publishes. */
-static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr)
+/* A BIND_MW WQE's window: the new key (its index names the window), and
+ * the MR part and rights. */
+void sroce_wqe_set_bind(struct sroce_wqe *wqe, uint32_t new_rkey, const struct ibv_mw_bind_info *info)
+{
+	wqe->reg.addr = info->addr;
+	wqe->reg.length = info->length;
+	wqe->reg.mr_lkey = info->mr ? info->mr->lkey : 0;
+	wqe->reg.new_key = new_rkey;
+	wqe->reg.access = info->mw_access_flags;
+}
+
+/* Writes one WQE into the next SQ slot; the caller publishes. extra: WQE
+ * flags only the provider sets (SROCE_WQE_BIND_TYPE1). */
+static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr, uint16_t extra)
 {
 	struct sroce_wqe *wqe;
 	int err;
@@ -294,6 +304,7 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr
 	wqe = sroce_sq_claim(qp, wr->wr_id, (uint8_t)wr->opcode, wr->send_flags);
 	if (!wqe)
 		return ENOMEM;
+	wqe->flags |= extra;
 	err = sroce_wqe_fields(&qp->vqp.qp, wr, wqe);
 	if (err)
 		return err;
@@ -312,7 +323,8 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr
 	return 0;
 }
 
-int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+static int sroce_post_send_flags(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+				 uint16_t extra)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	bool posted;
@@ -329,7 +341,7 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 		uint32_t start = qp->sq.idx;
 
 		for (; wr; wr = wr->next) {
-			err = sroce_post_one_send(qp, wr);
+			err = sroce_post_one_send(qp, wr, extra);
 			if (err) {
 				*bad_wr = wr;
 				break;
@@ -345,6 +357,18 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	/* Outside the lock: a system call must not stall other posters. */
 	db = sroce_sq_doorbell(ibqp);
 	return err ? err : db;
+}
+
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	return sroce_post_send_flags(ibqp, wr, bad_wr, 0);
+}
+
+/* ibv_bind_mw's one WQE (mr.c). */
+int sroce_post_bind_type1(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	wr->next = NULL;
+	return sroce_post_send_flags(ibqp, wr, bad_wr, SROCE_WQE_BIND_TYPE1);
 }
 
 int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)

@@ -16,14 +16,17 @@
 #include "infiniband/srocedv.h"
 #include "sroce.h"
 
-/* Which builders each QP type has. Memory windows, invalidation, XRC and
- * TSO come with their issues. */
-#define SROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define SROCE_QP_EX_UC_OPS \
-	(SROCE_QP_EX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
-#define SROCE_QP_EX_RC_OPS \
-	(SROCE_QP_EX_UC_OPS | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE | SROCEDV_QP_EX_WITH_FLUSH)
+/* Which builders each QP type has (the kernel's Qp::validate_wqe agrees):
+ * windows are bound on connected QPs, SEND with invalidate is RC's. TSO
+ * comes with its issue. */
+#define SROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_LOCAL_INV)
+#define SROCE_QP_EX_UC_OPS                                                                     \
+	(SROCE_QP_EX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+	 IBV_QP_EX_WITH_BIND_MW)
+#define SROCE_QP_EX_RC_OPS                                                                     \
+	(SROCE_QP_EX_UC_OPS | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |   \
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE | SROCEDV_QP_EX_WITH_FLUSH | \
+	 IBV_QP_EX_WITH_SEND_WITH_INV)
 
 int sroce_qp_ex_check_ops(enum ibv_qp_type type, uint64_t send_ops_flags)
 {
@@ -359,13 +362,34 @@ static void wr_set_inline_data(struct ibv_qp_ex *ex, void *addr, size_t length)
 	wr_set_inline_data_list(ex, 1, &buf);
 }
 
-/* The builders of later features: the batch fails (EOPNOTSUPP). Creation
- * already refuses their IBV_QP_EX_WITH_* bits. */
-static void wr_refuse_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey,
-			      const struct ibv_mw_bind_info *info)
+/* A type 2 window's bind (type 1 windows: ibv_bind_mw, mr.c). */
+static void wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
-	(void)mw, (void)rkey, (void)info;
-	batch_refuse(ex);
+	struct sroce_wqe *wqe = batch_claim(ex, IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW);
+
+	if (!wqe)
+		return;
+	if (!mw || !info || !info->mr || mw->type != IBV_MW_TYPE_2) {
+		batch_fail(&ex_to_sqp(ex)->batch, EINVAL);
+		return;
+	}
+	sroce_wqe_set_bind(wqe, rkey, info);
+}
+
+static void wr_local_inv(struct ibv_qp_ex *ex, uint32_t invalidate_rkey)
+{
+	struct sroce_wqe *wqe = batch_claim(ex, IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV);
+
+	if (wqe)
+		wqe->imm_or_inv = invalidate_rkey;
+}
+
+static void wr_send_inv(struct ibv_qp_ex *ex, uint32_t invalidate_rkey)
+{
+	struct sroce_wqe *wqe = batch_claim(ex, IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV);
+
+	if (wqe)
+		wqe->imm_or_inv = invalidate_rkey;
 }
 
 /* XRC: the SRQ the last claimed WQE goes to at the target (every packet's
@@ -382,12 +406,6 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *ex, uint32_t remote_srqn)
 		return;
 	}
 	wqe->xrc_remote_srqn = remote_srqn;
-}
-
-static void wr_refuse_key(struct ibv_qp_ex *ex, uint32_t key)
-{
-	(void)key;
-	batch_refuse(ex);
 }
 
 static void wr_refuse_tso(struct ibv_qp_ex *ex, void *hdr, uint16_t hdr_sz, uint16_t mss)
@@ -416,9 +434,9 @@ void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t send_ops_flags)
 	ex->wr_set_sge_list = wr_set_sge_list;
 	ex->wr_set_inline_data = wr_set_inline_data;
 	ex->wr_set_inline_data_list = wr_set_inline_data_list;
-	ex->wr_bind_mw = wr_refuse_bind_mw;
-	ex->wr_local_inv = wr_refuse_key;
-	ex->wr_send_inv = wr_refuse_key;
+	ex->wr_bind_mw = wr_bind_mw;
+	ex->wr_local_inv = wr_local_inv;
+	ex->wr_send_inv = wr_send_inv;
 	ex->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	ex->wr_send_tso = wr_refuse_tso;
 	ex->wr_atomic_write = wr_atomic_write;

@@ -100,7 +100,9 @@ static int sroce_close_xrcd(struct ibv_xrcd *ibxrcd)
 }
 
 const struct verbs_context_ops sroce_ctx_ops = {
+	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
+	.bind_mw = sroce_bind_mw,
 	.close_xrcd = sroce_close_xrcd,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
@@ -109,6 +111,7 @@ const struct verbs_context_ops sroce_ctx_ops = {
 	.create_qp_ex = sroce_create_qp_ex,
 	.create_srq = sroce_create_srq,
 	.create_srq_ex = sroce_create_srq_ex,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,

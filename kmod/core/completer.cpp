@@ -338,6 +338,7 @@ void Qp::complete_send_locked(SendWqe &w, sroce_env_batch *b) {
 	case ib::wr_flush: c.opcode = ib::wc_flush; break;
 	case ib::wr_local_inv: c.opcode = ib::wc_local_inv; break;
 	case ib::wr_reg_mr: c.opcode = ib::wc_reg_mr; break;
+	case ib::wr_bind_mw: c.opcode = ib::wc_bind_mw; break;
 	default: c.opcode = ib::wc_send; break;
 	}
 	if (w.status == ib::wc_success && c.opcode == ib::wc_rdma_read)

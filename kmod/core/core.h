@@ -24,6 +24,7 @@ struct sroce_core_qp;
 struct sroce_core_srq;
 struct sroce_core_xrcd;
 struct sroce_core_mr;
+struct sroce_core_mw;
 struct sroce_core_ah;
 struct sroce_wqe;
 struct sroce_sge;
@@ -318,12 +319,13 @@ struct sroce_core_mr_init {
  * sleep), the glue fills it with sroce_core_mr_set_page, then enable makes
  * the keys valid (-EINVAL if a page is missing). destroy makes the keys
  * invalid at once and drops the handle; it may sleep and must be called
- * without core locks held. */
+ * without core locks held. It fails with -EBUSY, and the MR stays, while
+ * memory windows are bound to it (IBA 10.6.7.2.6, as rxe). */
 int sroce_core_mr_create(struct sroce_core_dev *dev, const struct sroce_core_mr_init *init,
 			 struct sroce_core_mr **out);
 void sroce_core_mr_set_page(struct sroce_core_mr *mr, unsigned long index, void *kva);
 int sroce_core_mr_enable(struct sroce_core_mr *mr);
-void sroce_core_mr_destroy(struct sroce_core_mr *mr);
+int sroce_core_mr_destroy(struct sroce_core_mr *mr);
 unsigned int sroce_core_mr_lkey(const struct sroce_core_mr *mr);
 unsigned int sroce_core_mr_rkey(const struct sroce_core_mr *mr);
 /* ib_map_mr_sg on a fast-registration MR: page i of the next mapping
@@ -337,6 +339,13 @@ unsigned int sroce_core_mr_rkey(const struct sroce_core_mr *mr);
 int sroce_core_mr_stage_page(struct sroce_core_mr *mr, unsigned long index, void *kva);
 int sroce_core_mr_stage_map(struct sroce_core_mr *mr, unsigned long npages, unsigned long long iova,
 			    unsigned long long length, unsigned int page_shift);
+
+/* Memory windows (mw.h): type 1 or 2 (IB_MW_TYPE_*), invalid until bound
+ * by a BIND_MW work request. -EINVAL for another type. destroy ends the
+ * window's access and lets go of its MR; it may sleep. */
+int sroce_core_mw_create(struct sroce_core_pd *pd, unsigned int type, int user, struct sroce_core_mw **out);
+void sroce_core_mw_destroy(struct sroce_core_mw *mw);
+unsigned int sroce_core_mw_rkey(const struct sroce_core_mw *mw);
 
 /* Receive: one packet starting at its IP header, after UDP demux to port
  * 4791. The core consumes pkt. */
@@ -436,6 +445,7 @@ enum sroce_core_counter {
 	SROCE_CNT_FAST_REGS,          /* IB_WR_REG_MR executed */
 	SROCE_CNT_LOCAL_INVS,         /* IB_WR_LOCAL_INV executed */
 	SROCE_CNT_REMOTE_INVS,        /* keys invalidated by a received SEND with invalidate */
+	SROCE_CNT_MW_BINDS,           /* memory window binds executed (type 1 unbinds too) */
 	SROCE_CNT_MAX
 };
 /* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */

@@ -6,6 +6,7 @@
 #include "handle.h"
 #include "device.h"
 #include "mr.h"
+#include "mw.h"
 #include "pd.h"
 #include "ucontext.h"
 
@@ -18,6 +19,8 @@ const Pd *from(const sroce_core_pd *h) { return reinterpret_cast<const Pd *>(h);
 Ucontext *from(sroce_core_ucontext *h) { return reinterpret_cast<Ucontext *>(h); }
 Mr *from(sroce_core_mr *h) { return reinterpret_cast<Mr *>(h); }
 const Mr *from(const sroce_core_mr *h) { return reinterpret_cast<const Mr *>(h); }
+Mw *from(sroce_core_mw *h) { return reinterpret_cast<Mw *>(h); }
+const Mw *from(const sroce_core_mw *h) { return reinterpret_cast<const Mw *>(h); }
 
 } // namespace
 
@@ -80,14 +83,27 @@ void sroce_core_mr_set_page(sroce_core_mr *mr, unsigned long index, void *kva) {
 
 int sroce_core_mr_enable(sroce_core_mr *mr) { return ktl::to_rc(from(mr)->enable()); }
 
-void sroce_core_mr_destroy(sroce_core_mr *mr) {
-	if (mr)
-		from(mr)->close();
+int sroce_core_mr_destroy(sroce_core_mr *mr) {
+	return mr ? ktl::to_rc(from(mr)->close()) : 0;
 }
 
 unsigned int sroce_core_mr_lkey(const sroce_core_mr *mr) { return from(mr)->lkey(); }
 
 unsigned int sroce_core_mr_rkey(const sroce_core_mr *mr) { return from(mr)->rkey(); }
+
+int sroce_core_mw_create(sroce_core_pd *pd, unsigned int type, int user, sroce_core_mw **out) {
+	Pd *p = from(pd);
+	if (!p || type > 0xff)
+		return -ktl::err::inval;
+	return to_handle(Mw::create(*p, u8(type), user != 0), out);
+}
+
+void sroce_core_mw_destroy(sroce_core_mw *mw) {
+	if (mw)
+		from(mw)->close();
+}
+
+unsigned int sroce_core_mw_rkey(const sroce_core_mw *mw) { return from(mw)->rkey(); }
 
 int sroce_core_mr_stage_page(sroce_core_mr *mr, unsigned long index, void *kva) {
 	return ktl::to_rc(from(mr)->stage_page(index, kva));

@@ -41,6 +41,7 @@ const char *const names[] = {
 	"fast_regs",
 	"local_invs",
 	"remote_invs",
+	"mw_binds",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace

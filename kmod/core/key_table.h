@@ -27,6 +27,15 @@
 namespace sroce {
 
 class Mr;
+class Mw;
+
+// What a remote key resolves to: the MR whose memory it reaches, and the
+// address there of the requested one (a zero-based window shifts it).
+struct RemoteRef {
+	ktl::RefPtr<Mr> mr;
+	u64 addr;
+	Mr *operator->() const { return mr.get(); }
+};
 
 class MemoryKeyTable : ktl::NonCopyable {
 public:
@@ -54,8 +63,33 @@ public:
 	// Mr::fast_register_locked refuses the range or rights; -EACCES for
 	// another PD.
 	ktl::Result<void> fast_register(u32 mr_key, u32 pdn, u32 new_key, u64 iova, u64 length, u32 access);
-	// Takes mr's key out; lookups miss from here on.
-	void remove(Mr &mr);
+	// Takes mr's key out; lookups miss from here on. -EBUSY (the MR stays)
+	// while memory windows are bound to it.
+	ktl::Result<void> remove(Mr &mr);
+
+	// Memory windows (mw.h): a key, state invalid; and out again, letting
+	// go of the MR it was bound to.
+	ktl::Result<u32> insert_mw(Mw &mw, bool user);
+	void remove_mw(Mw &mw);
+	// A bind (IBV_WR_BIND_MW, or the ibv_bind_mw verb for type 1): the
+	// window at new_key's index gets new_key, a part of the MR mr_lkey
+	// names and rights. -EINVAL: no such window or MR, a window of the
+	// other type than `type1_verb` says, a type 2 window still bound, a
+	// key byte change where none is allowed, the range outside the MR, or
+	// rights beyond it (the MR needs MW_BIND, and remote write or atomic
+	// its local write); -EACCES: another PD. A type 1 window with length
+	// 0 is unbound (its new key then misses too).
+	struct Bind {
+		u32 new_key;
+		u32 mr_lkey;
+		u64 addr;
+		u64 length;
+		u32 access; // IB_ACCESS_REMOTE_*, ZERO_BASED
+		u32 pdn;    // the QP's
+		u32 qpn;    // the QP's: a type 2 window is reachable through it only
+		bool type1_verb;
+	};
+	ktl::Result<void> bind_mw(const Bind &b);
 
 	// Key lookups for the data path; each returns a reference. Errors:
 	//   -EINVAL: no such key (bad index, stale variant, freed or invalid);
@@ -68,8 +102,9 @@ public:
 	ktl::Result<ktl::RefPtr<Mr>> lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len,
 						  u32 need_access) const;
 	// Remote: need_access is one or more of the REMOTE_* and FLUSH_* rights.
-	ktl::Result<ktl::RefPtr<Mr>> lookup_rkey(u32 rkey, u32 pdn, u64 addr, u64 len,
-						  u32 need_access) const;
+	// A window's key (mw.h) resolves to its MR; it also misses for a type
+	// 2 window bound by another QP than qpn.
+	ktl::Result<RemoteRef> lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 addr, u64 len, u32 need_access) const;
 
 	u32 in_use() const { return indices_.in_use(); }
 	static constexpr u32 index_of(u32 key) { return key >> 8; }
@@ -78,6 +113,7 @@ private:
 	enum class State : u8 { free, invalid, valid };
 	struct Entry {
 		Mr *mr;     // guarded by lock_; the MR's owner holds a reference while it is here
+		Mw *mw;     // or the window's (then mr is null)
 		u32 key;    // the current key while not free
 		u8 variant; // of the last key handed out at this index
 		State state;
@@ -87,6 +123,8 @@ private:
 
 	Entry *entry_locked(u32 index) const;
 	ktl::Result<void> ensure_chunk(u32 index);
+	ktl::Result<u32> take_index(bool user);
+	Entry *take_entry_locked(u32 index);
 	ktl::Result<ktl::RefPtr<Mr>> lookup(u32 key, u32 pdn, u64 addr, u64 len, u32 need) const;
 
 	// Lookups take the lock and a reference. To make them lockless (RCU):

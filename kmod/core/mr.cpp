@@ -167,8 +167,8 @@ ktl::Result<void> Mr::enable() {
 	return {};
 }
 
-void Mr::close() {
-	pd_->device().keys().remove(*this);
+ktl::Result<void> Mr::close() {
+	TRY(pd_->device().keys().remove(*this));
 	// Nothing can take a new reference now (the table was the only way to
 	// one), so a count of 1 means ours is the last and the pages go here,
 	// in a context that may sleep. Otherwise the last in-flight user
@@ -176,6 +176,7 @@ void Mr::close() {
 	if (ref_count() == 1)
 		release_may_sleep_ = true;
 	unref();
+	return {};
 }
 
 bool Mr::contains(u64 addr, u64 len) const {

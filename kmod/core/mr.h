@@ -40,8 +40,9 @@ public:
 	// Takes the keys out of the device's table and drops the caller's
 	// reference. The caller may sleep and holds no core lock. The pages are
 	// released (init.release) by whoever drops the last reference: here, with
-	// may_sleep = 1, unless an in-flight user still holds the MR.
-	void close();
+	// may_sleep = 1, unless an in-flight user still holds the MR. -EBUSY,
+	// and nothing changes, while memory windows are bound to it.
+	ktl::Result<void> close();
 
 	u32 lkey() const { return key_; }
 	u32 rkey() const { return key_; } // lkey == rkey; remote use needs a REMOTE right
@@ -120,6 +121,7 @@ private:
 	u32 staged_offset_ = 0;
 	bool counted_ = false;   // in the device's counts
 	bool in_table_ = false;  // guarded by the key table's lock
+	u32 windows_ = 0;        // memory windows bound to it; guarded likewise
 	u32 key_ = 0;            // set by MemoryKeyTable::insert
 	// Set on success of create: the glue's pinned memory, released once.
 	void (*release_)(void *owner, int may_sleep) = nullptr;

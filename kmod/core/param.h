@@ -59,7 +59,7 @@
  * limits (SROCE_LIMIT), so it never promises what create_* would refuse.
  * Each milestone flips its entry. */
 #define SROCE_HAVE_FAST_REG 1 /* IB_WR_REG_MR page lists (alloc_mr) */
-#define SROCE_HAVE_MW 0
+#define SROCE_HAVE_MW 1
 #define SROCE_LIMIT(have, limit) ((have) ? (limit) : 0)
 
 #ifdef __cplusplus

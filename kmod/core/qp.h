@@ -62,8 +62,8 @@ inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomi
 inline bool is_single_request(u8 op) { return is_atomic(op) || is_empty_answer(op); }
 inline bool has_imm(u8 op) { return op == ib::wr_send_imm || op == ib::wr_rdma_write_imm; }
 inline bool is_write(u8 op) { return op == ib::wr_rdma_write || op == ib::wr_rdma_write_imm; }
-// Executed by the requester itself, no packet: LOCAL_INV and REG_MR.
-inline bool is_local_op(u8 op) { return op == ib::wr_local_inv || op == ib::wr_reg_mr; }
+// Executed by the requester itself, no packet: LOCAL_INV, REG_MR, BIND_MW.
+inline bool is_local_op(u8 op) { return op == ib::wr_local_inv || op == ib::wr_reg_mr || op == ib::wr_bind_mw; }
 
 // A send WQE copied out of the SQ ring plus its transport state.
 struct SendWqe {

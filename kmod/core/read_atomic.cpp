@@ -77,8 +77,8 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 			nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
 			return;
 		}
-		auto mr = dev_->keys().lookup_rkey(a.rkey, n.pdn, a.va, 8, ib::access::remote_atomic);
-		u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(a.va);
+		auto mr = dev_->keys().lookup_rkey(a.rkey, n.pdn, qpn_, a.va, 8, ib::access::remote_atomic);
+		u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(mr.value().addr);
 		if (!p) {
 			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 			return;
@@ -106,7 +106,7 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 		}
 		// A zero-length READ checks no key (IBTA C9-88, as rxe).
 		if (r.length &&
-		    dev_->keys().lookup_rkey(r.rkey, n.pdn, r.va, r.length, ib::access::remote_read).is_error()) {
+		    dev_->keys().lookup_rkey(r.rkey, n.pdn, qpn_, r.va, r.length, ib::access::remote_read).is_error()) {
 			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 			return;
 		}
@@ -135,8 +135,8 @@ bool Qp::execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 		nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
 		return false;
 	}
-	auto mr = dev_->keys().lookup_rkey(r.rkey, resp_pdn_locked(), r.va, sizeof(v), ib::access::remote_write);
-	u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(r.va);
+	auto mr = dev_->keys().lookup_rkey(r.rkey, resp_pdn_locked(), qpn_, r.va, sizeof(v), ib::access::remote_write);
+	u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(mr.value().addr);
 	if (!p || sroce_env_pkt_read(rx.pkt, rx.payload_off, &v, sizeof(v))) {
 		nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 		return false;
@@ -168,7 +168,7 @@ bool Qp::execute_flush_locked(const RxPacket &rx, sroce_env_batch *b) {
 		    (f.placement & ib::flush::persistent ? u32(ib::access::flush_persistent) : 0u);
 	// The whole MR: the key and rights alone (a zero length skips the bounds).
 	u64 len = f.selectivity == ib::flush::level_region ? 0 : ktl::max(r.length, 1u);
-	if ((access_ & needs) != needs || dev_->keys().lookup_rkey(r.rkey, resp_pdn_locked(), r.va, len, needs).is_error()) {
+	if ((access_ & needs) != needs || dev_->keys().lookup_rkey(r.rkey, resp_pdn_locked(), qpn_, r.va, len, needs).is_error()) {
 		nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 		return false;
 	}
@@ -206,9 +206,9 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 	if (payload) {
 		// The key is checked for every packet: a deregistration in the
 		// middle of a long READ ends it with a NAK.
-		auto mr = dev_->keys().lookup_rkey(e.rkey, e.pdn, e.va, payload, ib::access::remote_read);
+		auto mr = dev_->keys().lookup_rkey(e.rkey, e.pdn, qpn_, e.va, payload, ib::access::remote_read);
 		auto r = mr.is_error() ? ktl::Result<void>(mr.error())
-				       : mr.value()->copy_from(e.va, tx.data + tx.payload_off, payload);
+				       : mr.value()->copy_from(mr.value().addr, tx.data + tx.payload_off, payload);
 		if (r.is_error()) {
 			tx_abort(tx);
 			e.pending = false;
@@ -276,7 +276,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 			if (r.rkey != e->orig_rkey || r.va != e->orig_va + off || off + r.length > e->orig_len)
 				return;
 			if (r.length &&
-			    dev_->keys().lookup_rkey(r.rkey, e->pdn, r.va, r.length, ib::access::remote_read).is_error())
+			    dev_->keys().lookup_rkey(r.rkey, e->pdn, qpn_, r.va, r.length, ib::access::remote_read).is_error())
 				return;
 			e->rkey = r.rkey;
 			e->va = r.va;

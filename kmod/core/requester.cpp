@@ -32,6 +32,10 @@ ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
 		if (w.num_sge || (w.flags & SROCE_WQE_INLINE))
 			return Error::from_errno(err::inval);
 		return {};
+	case ib::wr_bind_mw: // windows are bound to connected QPs (mw.h)
+		if (!connected() || w.num_sge || (w.flags & SROCE_WQE_INLINE))
+			return Error::from_errno(err::inval);
+		return {};
 	case ib::wr_reg_mr:
 		// ib_core's kernel users only: a user's ring may hold anything.
 		if (user_ || w.num_sge || (w.flags & SROCE_WQE_INLINE))
@@ -376,11 +380,12 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 		arm_retry_timer_locked();
 }
 
-// LOCAL_INV and REG_MR execute when the requester reaches them, in SQ order
+// LOCAL_INV, REG_MR and BIND_MW execute when the requester reaches them, in SQ order
 // and after a fence (IBTA 10.6.3.2 and 10.6.3.3); no packet goes out. The
 // WQE counts as started at the PSN before the next, so that the
 // acknowledgements of earlier WQEs pass it and complete it in order.
-// Failure: LOC_QP_OP_ERR and the QP in error, as rxe. false then.
+// Failure: LOC_QP_OP_ERR (a bind: MW_BIND_ERR) and the QP in error, as
+// rxe. false then.
 bool Qp::execute_local_op_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	req_.sq_next = idx + 1;
 	req_.cur_offset = 0;
@@ -390,17 +395,32 @@ bool Qp::execute_local_op_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 		return true;
 	const sroce_wqe &q = w.wqe;
 	MemoryKeyTable &keys = dev_->keys();
-	auto r = q.opcode == ib::wr_local_inv
-			 ? keys.invalidate(q.imm_or_inv, pd_->pdn())
-			 : keys.fast_register(q.reg.mr_lkey, pd_->pdn(), q.reg.new_key, q.reg.addr, q.reg.length,
-					      q.reg.access);
+	ktl::Result<void> r;
+	u8 fail = ib::wc_loc_qp_op_err;
+	sroce_core_counter done = SROCE_CNT_FAST_REGS;
+	switch (q.opcode) {
+	case ib::wr_local_inv:
+		r = keys.invalidate(q.imm_or_inv, pd_->pdn());
+		done = SROCE_CNT_LOCAL_INVS;
+		break;
+	case ib::wr_reg_mr:
+		r = keys.fast_register(q.reg.mr_lkey, pd_->pdn(), q.reg.new_key, q.reg.addr, q.reg.length,
+				       q.reg.access);
+		break;
+	default: // bind_mw
+		r = keys.bind_mw({q.reg.new_key, q.reg.mr_lkey, q.reg.addr, q.reg.length, q.reg.access, pd_->pdn(),
+				  qpn_, (q.flags & SROCE_WQE_BIND_TYPE1) != 0});
+		fail = ib::wc_mw_bind_err;
+		done = SROCE_CNT_MW_BINDS;
+		break;
+	}
 	w.started = true;
 	w.first_psn = w.last_psn = psn_add(req_.psn, ib::psn_mask); // req_.psn - 1
 	if (r.is_error()) {
-		fail_send_locked(w, ib::wc_loc_qp_op_err, b);
+		fail_send_locked(w, fail, b);
 		return false;
 	}
-	count(q.opcode == ib::wr_local_inv ? SROCE_CNT_LOCAL_INVS : SROCE_CNT_FAST_REGS);
+	count(done);
 	w.done = true;
 	complete_done_locked(b);
 	return true;

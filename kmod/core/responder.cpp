@@ -282,14 +282,14 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	if (pi.payload_len) {
 		u64 va = resp_.write_va + resp_.recv_offset;
-		auto mr = dev_->keys().lookup_rkey(resp_.write_rkey, resp_pdn_locked(), va, pi.payload_len,
+		auto mr = dev_->keys().lookup_rkey(resp_.write_rkey, resp_pdn_locked(), qpn_, va, pi.payload_len,
 						   ib::access::remote_write);
 		ktl::Result<void> r;
 		if (mr.is_error()) {
 			r = mr.error();
 		} else {
 			u32 at = rx.payload_off;
-			r = mr.value()->for_each_chunk(va, pi.payload_len, [&](u8 *kva, u32 c) -> ktl::Result<void> {
+			r = mr.value()->for_each_chunk(mr.value().addr, pi.payload_len, [&](u8 *kva, u32 c) -> ktl::Result<void> {
 				int e = sroce_env_pkt_read(rx.pkt, at, kva, c);
 				at += c;
 				return ktl::from_rc(e);

@@ -177,27 +177,22 @@ err_free:
 	return ERR_PTR(err);
 }
 
-static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+/* A kernel MR without pinned pages (DMA or fast registration): the core
+ * MR, enabled unless it is a fast-registration one (its key waits for
+ * REG_MR). */
+static struct ib_mr *sroce_kernel_mr(struct ib_pd *ibpd, const struct sroce_core_mr_init *init)
 {
-	struct sroce_core_mr_init init = {
-		.pd = core_pd(ibpd),
-		.access = access,
-		.dma = 1,
-	};
-	struct sroce_mr *mr;
+	struct sroce_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	int err;
 
-	if (access & ~SROCE_MR_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	err = sroce_core_mr_create(to_sdev(ibpd->device)->core, &init, &mr->core);
+	err = sroce_core_mr_create(to_sdev(ibpd->device)->core, init, &mr->core);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
 	}
-	err = sroce_core_mr_enable(mr->core);
+	err = init->fast_reg ? 0 : sroce_core_mr_enable(mr->core);
 	if (err) {
 		sroce_core_mr_destroy(mr->core);
 		kfree(mr);
@@ -206,6 +201,19 @@ static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr->ibmr.lkey = sroce_core_mr_lkey(mr->core);
 	mr->ibmr.rkey = sroce_core_mr_rkey(mr->core);
 	return &mr->ibmr;
+}
+
+static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct sroce_core_mr_init init = {
+		.pd = core_pd(ibpd),
+		.access = access,
+		.dma = 1,
+	};
+
+	if (access & ~SROCE_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	return sroce_kernel_mr(ibpd, &init);
 }
 
 /*
@@ -221,22 +229,10 @@ static struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type, u3
 		.npages = max_num_sg,
 		.fast_reg = 1,
 	};
-	struct sroce_mr *mr;
-	int err;
 
 	if (type != IB_MR_TYPE_MEM_REG)
 		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	err = sroce_core_mr_create(to_sdev(ibpd->device)->core, &init, &mr->core);
-	if (err) {
-		kfree(mr);
-		return ERR_PTR(err);
-	}
-	mr->ibmr.lkey = sroce_core_mr_lkey(mr->core);
-	mr->ibmr.rkey = sroce_core_mr_rkey(mr->core);
-	return &mr->ibmr;
+	return sroce_kernel_mr(ibpd, &init);
 }
 
 /* ib_sg_to_pages' callback: one page's "DMA" address, which under virtual
@@ -275,9 +271,38 @@ static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct sroce_mr *mr = to_smr(ibmr);
 
 	/* The keys stop working here; the pages are unpinned here too unless
-	 * a packet in flight still holds the MR (see sroce_umem_release). */
-	sroce_core_mr_destroy(mr->core);
+	 * a packet in flight still holds the MR (see sroce_umem_release).
+	 * -EBUSY while memory windows are bound to it: ib_uverbs' cleanup
+	 * destroys the windows and then comes back. */
+	int err = sroce_core_mr_destroy(mr->core);
+
+	if (err)
+		return err;
 	kfree(mr);
+	return 0;
+}
+
+/* Memory windows (kmod/core/mw.h): ib_core allocates struct sroce_mw and
+ * checked the type (1 or 2). Bound by BIND_MW work requests in the core. */
+struct sroce_mw {
+	struct ib_mw ibmw;
+	struct sroce_core_mw *core;
+};
+
+static int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct sroce_mw *mw = container_of(ibmw, struct sroce_mw, ibmw);
+	int err = sroce_core_mw_create(core_pd(ibmw->pd), ibmw->type, udata != NULL, &mw->core);
+
+	if (err)
+		return err;
+	ibmw->rkey = sroce_core_mw_rkey(mw->core);
+	return 0;
+}
+
+static int sroce_dealloc_mw(struct ib_mw *ibmw)
+{
+	sroce_core_mw_destroy(container_of(ibmw, struct sroce_mw, ibmw)->core);
 	return 0;
 }
 
@@ -304,11 +329,14 @@ static int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 
 const struct ib_device_ops sroce_mr_ops = {
 	.alloc_mr = sroce_alloc_mr,
+	.alloc_mw = sroce_alloc_mw,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dereg_mr = sroce_dereg_mr,
 	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 	.get_dma_mr = sroce_get_dma_mr,
 	.map_mr_sg = sroce_map_mr_sg,
 	.reg_user_mr = sroce_reg_user_mr,
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
 };
 
 int sroce_mr_init(void)

@@ -35,7 +35,8 @@ static_assert(SROCE_WQE_FLUSH == IB_UVERBS_WR_FLUSH);
 #endif
 #define SROCE_DEVICE_CAP_FLAGS                                                               \
 	(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN | \
-	 IB_DEVICE_XRC | IB_DEVICE_MEM_MGT_EXTENSIONS | SROCE_DEVICE_CAP_ATOMIC_WRITE |       \
+	 IB_DEVICE_XRC | IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_MEM_WINDOW |                \
+	 IB_DEVICE_MEM_WINDOW_TYPE_2B | SROCE_DEVICE_CAP_ATOMIC_WRITE |                       \
 	 SROCE_DEVICE_CAP_FLUSH_GLOBAL)
 
 /* Straight from param.h: the core enforces the same values. */

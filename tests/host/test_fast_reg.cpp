@@ -69,23 +69,9 @@ sroce_wqe local_inv(uint64_t wr_id, unsigned int key) {
 	return w;
 }
 
-sroce_wqe rdma(uint64_t wr_id, unsigned char op, uint64_t va, unsigned int rkey) {
-	sroce_wqe w = wqe(wr_id, op, 1);
-	w.rdma.remote_addr = va;
-	w.rdma.rkey = rkey;
-	return w;
-}
 
 unsigned int next_key(unsigned int key) { return (key & ~0xffu) | ((key + 1) & 0xffu); }
 
-// Posts one WQE and returns its completion.
-sroce_cqe one(Fixture &f, Qp &q, const sroce_wqe &w, const std::vector<sroce_sge> &sges = {}) {
-	REQUIRE(f.post_send(q, w, sges) == 0);
-	std::vector<sroce_cqe> c;
-	REQUIRE(f.wait_cqes(*q.node, 1, c, 20000000000ull));
-	REQUIRE(c.size() == 1);
-	return c[0];
-}
 
 struct Pair {
 	Fixture f{71};
@@ -102,7 +88,7 @@ TEST_CASE("fast reg: a key is invalid until its REG_MR", "[fastreg]") {
 	unsigned int key0 = m.key();
 	REQUIRE(m.stage({2, 0, 1}, 0xffff888000001000ull + 100, 2 * page + 3000) == 0);
 	// Staged, not registered: the key is invalid.
-	CHECK(one(p.f, p.qa, rdma(1, ib::wr_rdma_write, 0x5000, key0), {sge_of(p.f, p.a, la, 0, 8)}).status ==
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(1, ib::wr_rdma_write, 0x5000, key0), {sge_of(p.f, p.a, la, 0, 8)}).status ==
 	      ib::wc_rem_access_err);
 	CHECK(m.guards_intact());
 }
@@ -118,21 +104,21 @@ TEST_CASE("fast reg: a registration serves RDMA until a SEND with invalidate end
 	// Zero-based, as NFS registers: the consumer's iova, not the mapped one.
 	const uint64_t va = 0;
 	unsigned int key = next_key(m.key());
-	sroce_cqe c = one(p.f, p.qb, reg_mr(1, m, key, va, 2 * page + 3000, rw));
+	sroce_cqe c = complete_one(p.f, p.qb, reg_mr(1, m, key, va, 2 * page + 3000, rw));
 	CHECK(c.status == ib::wc_success);
 	CHECK(c.opcode == ib::wc_reg_mr);
 	CHECK(c.wr_id == 1);
 	CHECK(m.key() == key);
 
 	// 5000 bytes from offset 10: page 2 from byte 110, then page 0.
-	CHECK(one(p.f, p.qa, rdma(2, ib::wr_rdma_write, va + 10, key), {sge_of(p.f, p.a, la, 0, 5000)}).status ==
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(2, ib::wr_rdma_write, va + 10, key), {sge_of(p.f, p.a, la, 0, 5000)}).status ==
 	      ib::wc_success);
 	CHECK(std::memcmp(m.pg(2) + 110, la.data, page - 110) == 0);
 	CHECK(std::memcmp(m.pg(0), la.data + page - 110, 5000 - (page - 110)) == 0);
 	CHECK(m.pg(2)[109] == 0xee);
 	CHECK(m.pg(0)[5000 - (page - 110)] == 0xee);
 	// READ it back into another place of la.
-	c = one(p.f, p.qa, rdma(3, ib::wr_rdma_read, va + 10, key), {sge_of(p.f, p.a, la, 2 * page, 5000)});
+	c = complete_one(p.f, p.qa, rdma_wqe(3, ib::wr_rdma_read, va + 10, key), {sge_of(p.f, p.a, la, 2 * page, 5000)});
 	CHECK(c.status == ib::wc_success);
 	CHECK(std::memcmp(la.data + 2 * page, la.data, 5000) == 0);
 
@@ -140,7 +126,7 @@ TEST_CASE("fast reg: a registration serves RDMA until a SEND with invalidate end
 	REQUIRE(p.f.post_recv(p.qb, 7, {sge_of(p.f, p.b, lb, 0, 64)}) == 0);
 	sroce_wqe s = wqe(4, ib::wr_send_inv, 1);
 	s.imm_or_inv = key;
-	CHECK(one(p.f, p.qa, s, {sge_of(p.f, p.a, la, 0, 64)}).status == ib::wc_success);
+	CHECK(complete_one(p.f, p.qa, s, {sge_of(p.f, p.a, la, 0, 64)}).status == ib::wc_success);
 	std::vector<sroce_cqe> cb;
 	REQUIRE(p.f.wait_cqes(p.b, 1, cb));
 	CHECK(cb[0].wr_id == 7);
@@ -155,7 +141,7 @@ TEST_CASE("fast reg: a registration serves RDMA until a SEND with invalidate end
 
 	// The key is gone: a WRITE through it is refused and changes nothing.
 	std::vector<unsigned char> before(m.pg(0), m.pg(0) + page);
-	CHECK(one(p.f, p.qa, rdma(5, ib::wr_rdma_write, va, key), {sge_of(p.f, p.a, la, page, 8)}).status ==
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(5, ib::wr_rdma_write, va, key), {sge_of(p.f, p.a, la, page, 8)}).status ==
 	      ib::wc_rem_access_err);
 	CHECK(std::memcmp(before.data(), m.pg(0), page) == 0);
 	CHECK(m.guards_intact());
@@ -167,29 +153,29 @@ TEST_CASE("fast reg: LOCAL_INV, a new key byte, and the bounds of a registration
 	FastMr m(p.b, 4, 2);
 	REQUIRE(m.stage({0, 1}, 0x7000, 2 * page) == 0);
 	unsigned int k1 = next_key(m.key());
-	CHECK(one(p.f, p.qb, reg_mr(1, m, k1, 0x7000, 2 * page, rw)).status == ib::wc_success);
+	CHECK(complete_one(p.f, p.qb, reg_mr(1, m, k1, 0x7000, 2 * page, rw)).status == ib::wc_success);
 	// The last byte is inside; one past it is not (the QP then errs:
 	// a fresh pair below).
-	CHECK(one(p.f, p.qa, rdma(2, ib::wr_rdma_write, 0x7000 + 2 * page - 1, k1), {sge_of(p.f, p.a, la, 0, 1)})
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(2, ib::wr_rdma_write, 0x7000 + 2 * page - 1, k1), {sge_of(p.f, p.a, la, 0, 1)})
 		      .status == ib::wc_success);
 	CHECK(m.pg(1)[page - 1] == la.data[0]);
 
-	sroce_cqe c = one(p.f, p.qb, local_inv(3, k1));
+	sroce_cqe c = complete_one(p.f, p.qb, local_inv(3, k1));
 	CHECK(c.status == ib::wc_success);
 	CHECK(c.opcode == ib::wc_local_inv);
 	// Invalidating it again is allowed (rxe does); registering it again
 	// needs a new key byte and gets a new range.
-	CHECK(one(p.f, p.qb, local_inv(4, k1)).status == ib::wc_success);
+	CHECK(complete_one(p.f, p.qb, local_inv(4, k1)).status == ib::wc_success);
 	CHECK(device_counter(p.b, SROCE_CNT_LOCAL_INVS) == 2);
 	REQUIRE(m.stage({1}, 0x9000, page) == 0);
 	unsigned int k2 = next_key(k1);
-	CHECK(one(p.f, p.qb, reg_mr(5, m, k2, 0x9000, page, rw)).status == ib::wc_success);
-	CHECK(one(p.f, p.qa, rdma(6, ib::wr_rdma_write, 0x9000, k2), {sge_of(p.f, p.a, la, 0, 16)}).status ==
+	CHECK(complete_one(p.f, p.qb, reg_mr(5, m, k2, 0x9000, page, rw)).status == ib::wc_success);
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(6, ib::wr_rdma_write, 0x9000, k2), {sge_of(p.f, p.a, la, 0, 16)}).status ==
 	      ib::wc_success);
 	CHECK(std::memcmp(m.pg(1), la.data, 16) == 0);
 	// The old key misses now, and nothing moves.
 	std::vector<unsigned char> before(m.pg(0), m.pg(0) + page);
-	CHECK(one(p.f, p.qa, rdma(7, ib::wr_rdma_write, 0x7000, k1), {sge_of(p.f, p.a, la, 0, 16)}).status ==
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(7, ib::wr_rdma_write, 0x7000, k1), {sge_of(p.f, p.a, la, 0, 16)}).status ==
 	      ib::wc_rem_access_err);
 	CHECK(std::memcmp(before.data(), m.pg(0), page) == 0);
 	CHECK(m.guards_intact());
@@ -201,8 +187,8 @@ TEST_CASE("fast reg: one byte past a registration is refused", "[fastreg]") {
 	FastMr n(q.b, 4, 2);
 	REQUIRE(n.stage({0, 1}, 0x7000, 2 * page) == 0);
 	unsigned int k = next_key(n.key());
-	CHECK(one(q.f, q.qb, reg_mr(1, n, k, 0x7000, 2 * page, rw)).status == ib::wc_success);
-	CHECK(one(q.f, q.qa, rdma(2, ib::wr_rdma_write, 0x7000 + 2 * page - 1, k), {sge_of(q.f, q.a, qa, 0, 2)})
+	CHECK(complete_one(q.f, q.qb, reg_mr(1, n, k, 0x7000, 2 * page, rw)).status == ib::wc_success);
+	CHECK(complete_one(q.f, q.qa, rdma_wqe(2, ib::wr_rdma_write, 0x7000 + 2 * page - 1, k), {sge_of(q.f, q.a, qa, 0, 2)})
 		      .status == ib::wc_rem_access_err);
 	CHECK(n.guards_intact());
 }
@@ -264,7 +250,7 @@ TEST_CASE("fast reg: refused REG_MR and LOCAL_INV fail with LOC_QP_OP_ERR", "[fa
 			case 0: w.reg.new_key = key + 0x100; break;
 			case 1: w.reg.length = 2 * page + 1; break;
 			case 2:
-				REQUIRE(one(p.f, p.qb, reg_mr(9, m, key, 0, page, rw)).status == ib::wc_success);
+				REQUIRE(complete_one(p.f, p.qb, reg_mr(9, m, key, 0, page, rw)).status == ib::wc_success);
 				w.reg.new_key = next_key(key);
 				break;
 			case 3: w.reg.access = ib::access::remote_write; break;
@@ -273,11 +259,11 @@ TEST_CASE("fast reg: refused REG_MR and LOCAL_INV fail with LOC_QP_OP_ERR", "[fa
 			case 6: w = local_inv(1, next_key(key)); break;
 			default: break;
 			}
-			sroce_cqe c = one(p.f, p.qb, w);
+			sroce_cqe c = complete_one(p.f, p.qb, w);
 			CHECK(c.status == ib::wc_loc_qp_op_err);
 			CHECK(c.wr_id == 1);
 			// The QP is in error: a later WQE is flushed.
-			CHECK(one(p.f, p.qb, local_inv(2, key)).status == ib::wc_wr_flush_err);
+			CHECK(complete_one(p.f, p.qb, local_inv(2, key)).status == ib::wc_wr_flush_err);
 			CHECK(m.guards_intact());
 		}
 	}
@@ -292,14 +278,14 @@ TEST_CASE("fast reg: SEND with invalidate of a key the QP may not invalidate", "
 			FastMr m(p.b, 4, 1);
 			REQUIRE(m.stage({0}, 0, page) == 0);
 			unsigned int key = next_key(m.key());
-			REQUIRE(one(p.f, p.qb, reg_mr(1, m, key, 0, page, rw)).status == ib::wc_success);
+			REQUIRE(complete_one(p.f, p.qb, reg_mr(1, m, key, 0, page, rw)).status == ib::wc_success);
 			unsigned int inv = kind == 0 ? p.f.lkey(lb) /* a page-list MR */
 					 : kind == 1 ? next_key(key) /* a stale key byte */
 						     : 0x00ffff00u; /* no such index */
 			REQUIRE(p.f.post_recv(p.qb, 7, {sge_of(p.f, p.b, lb, 0, 64)}) == 0);
 			sroce_wqe s = wqe(4, ib::wr_send_inv, 1);
 			s.imm_or_inv = inv;
-			CHECK(one(p.f, p.qa, s, {sge_of(p.f, p.a, la, 0, 64)}).status == ib::wc_rem_inv_req_err);
+			CHECK(complete_one(p.f, p.qa, s, {sge_of(p.f, p.a, la, 0, 64)}).status == ib::wc_rem_inv_req_err);
 			std::vector<sroce_cqe> cb;
 			REQUIRE(p.f.wait_cqes(p.b, 1, cb));
 			CHECK(cb[0].wr_id == 7);
@@ -320,7 +306,7 @@ TEST_CASE("fast reg: SEND with invalidate is RC's and XRC's, not UC's", "[fastre
 	Buffer &la = f.buffer(a, page, rw);
 	sroce_wqe s = wqe(1, ib::wr_send_inv, 1);
 	s.imm_or_inv = 0x101;
-	CHECK(one(f, ua, s, {sge_of(f, a, la, 0, 8)}).status == ib::wc_loc_qp_op_err);
+	CHECK(complete_one(f, ua, s, {sge_of(f, a, la, 0, 8)}).status == ib::wc_loc_qp_op_err);
 }
 
 TEST_CASE("fast reg: a resend of the WQEs before a REG_MR does not execute it again", "[fastreg]") {
@@ -357,8 +343,8 @@ TEST_CASE("fast reg: a resend of the WQEs before a REG_MR does not execute it ag
 	REQUIRE(p.f.wait_cqes(p.a, 1, ca));
 	CHECK(ca[0].status == ib::wc_success);
 	// The registration in force is the last one: the old key misses.
-	CHECK(one(p.f, p.qa, rdma(5, ib::wr_rdma_write, 0, next_key(key)), {sge_of(p.f, p.a, la, 0, 8)}).status ==
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(5, ib::wr_rdma_write, 0, next_key(key)), {sge_of(p.f, p.a, la, 0, 8)}).status ==
 	      ib::wc_success);
-	CHECK(one(p.f, p.qa, rdma(6, ib::wr_rdma_write, 0, key), {sge_of(p.f, p.a, la, 0, 8)}).status ==
+	CHECK(complete_one(p.f, p.qa, rdma_wqe(6, ib::wr_rdma_write, 0, key), {sge_of(p.f, p.a, la, 0, 8)}).status ==
 	      ib::wc_rem_access_err);
 }

@@ -320,7 +320,7 @@ TEST_CASE("DMA MRs address kernel memory directly, cut at page boundaries", "[co
 	CHECK_FALSE(mr.contains(~0ull - 3, 5));
 	CHECK(err(f.keys().lookup_lkey(mr.lkey(), f.pdn, 0, ~0ull, acc::local_write)) == 0);
 	CHECK(err(f.keys().lookup_lkey(mr.lkey(), f.pdn, 2, ~0ull, 0)) == -ERANGE);
-	CHECK(err(f.keys().lookup_rkey(mr.rkey(), f.pdn, 0, 8, acc::remote_read)) == -EACCES);
+	CHECK(err(f.keys().lookup_rkey(mr.rkey(), f.pdn, 0, 0, 8, acc::remote_read)) == -EACCES);
 	sroce_core_counts c;
 	sroce_core_dev_counts(f.dev, &c);
 	CHECK(c.mrs == 1);

@@ -41,21 +41,21 @@ TEST_CASE("key lookups check state, PD, rights and bounds", "[core][mr][keys]") 
 		CHECK(err(keys.lookup_lkey(kro, f.pdn, iova, 1, acc::mw_bind)) == -EACCES);
 	}
 	SECTION("remote") {
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, iova, 8, acc::remote_read)) == 0);
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, iova, 8, acc::remote_write)) == 0);
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, iova, 8, acc::remote_atomic)) == -EACCES);
-		CHECK(err(keys.lookup_rkey(kat, f.pdn, iova, 8, acc::remote_atomic)) == 0);
-		CHECK(err(keys.lookup_rkey(kat, f.pdn, iova, 8, acc::remote_read)) == -EACCES);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, iova, 8, acc::remote_read)) == 0);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, iova, 8, acc::remote_write)) == 0);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, iova, 8, acc::remote_atomic)) == -EACCES);
+		CHECK(err(keys.lookup_rkey(kat, f.pdn, 0, iova, 8, acc::remote_atomic)) == 0);
+		CHECK(err(keys.lookup_rkey(kat, f.pdn, 0, iova, 8, acc::remote_read)) == -EACCES);
 		// An MR without remote rights has an rkey that no remote access passes.
-		CHECK(err(keys.lookup_rkey(kro, f.pdn, iova, 8, acc::remote_read)) == -EACCES);
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, iova + 2 * PAGE - 7, 8, acc::remote_read)) == -ERANGE);
+		CHECK(err(keys.lookup_rkey(kro, f.pdn, 0, iova, 8, acc::remote_read)) == -EACCES);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, iova + 2 * PAGE - 7, 8, acc::remote_read)) == -ERANGE);
 	}
 	SECTION("another PD") {
 		sroce_core_pd *pd2;
 		REQUIRE(sroce_core_pd_create(f.dev, &pd2) == 0);
 		u32 pdn2 = sroce_core_pd_number(pd2);
 		CHECK(err(keys.lookup_lkey(kro, pdn2, iova, 1, 0)) == -EACCES);
-		CHECK(err(keys.lookup_rkey(krw, pdn2, iova, 1, acc::remote_read)) == -EACCES);
+		CHECK(err(keys.lookup_rkey(krw, pdn2, 0, iova, 1, acc::remote_read)) == -EACCES);
 		sroce_core_pd_destroy(pd2);
 	}
 	SECTION("bad keys") {
@@ -66,19 +66,19 @@ TEST_CASE("key lookups check state, PD, rights and bounds", "[core][mr][keys]") 
 		CHECK(err(keys.lookup_lkey(65537u << 8 | 1, f.pdn, iova, 1, 0)) == -EINVAL);
 	}
 	SECTION("zero-length accesses need a valid key, PD and rights but no bounds") {
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, 0, acc::remote_write)) == 0);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, 0, 0, acc::remote_write)) == 0);
 		CHECK(err(keys.lookup_lkey(kro, f.pdn, ~0ull, 0, 0)) == 0);
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, 0, acc::remote_atomic)) == -EACCES);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, 0, 0, acc::remote_atomic)) == -EACCES);
 		CHECK(err(keys.lookup_lkey(kro ^ 1, f.pdn, iova, 0, 0)) == -EINVAL);
 	}
 	SECTION("only fast-registration keys may be invalidated (test_fast_reg.cpp)") {
 		CHECK(err(keys.invalidate(krw ^ 1, f.pdn)) == -EINVAL);
 		CHECK(err(keys.invalidate(krw, f.pdn + 1)) == -EINVAL);
 		CHECK(err(keys.invalidate(krw, f.pdn)) == -EINVAL);
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, iova, 8, acc::remote_read)) == 0);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, iova, 8, acc::remote_read)) == 0);
 	}
 	SECTION("a caller that asks for the wrong kind of right is a core bug") {
-		CHECK(err(keys.lookup_rkey(krw, f.pdn, iova, 8, 0)) == -EINVAL);
+		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, iova, 8, 0)) == -EINVAL);
 		CHECK(err(keys.lookup_lkey(krw, f.pdn, iova, 8, acc::remote_read)) == -EINVAL);
 		CHECK(env_host::warnings() == 2);
 		env_host::clear();
@@ -276,7 +276,7 @@ TEST_CASE("lookups and data access race with registration and destroy", "[core][
 			u8 buf[2 * PAGE];
 			while (!stop.load()) {
 				u32 k = key[rng() % slots].load();
-				auto r = f.keys().lookup_rkey(k, f.pdn, iova, sizeof(buf), acc::remote_write);
+				auto r = f.keys().lookup_rkey(k, f.pdn, 0, iova, sizeof(buf), acc::remote_write);
 				if (r.is_error()) {
 					if (r.error().code() != -EINVAL)
 						bad++;

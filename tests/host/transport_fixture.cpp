@@ -369,4 +369,21 @@ void tap_names(Fixture &f, int from, std::vector<std::string> &seen) {
 	});
 }
 
+
+
+sroce_wqe rdma_wqe(uint64_t wr_id, unsigned char opcode, uint64_t va, unsigned int rkey) {
+	sroce_wqe w = wqe(wr_id, opcode, 1);
+	w.rdma.remote_addr = va;
+	w.rdma.rkey = rkey;
+	return w;
+}
+
+sroce_cqe complete_one(Fixture &f, Qp &q, const sroce_wqe &w, const std::vector<sroce_sge> &sges) {
+	REQUIRE(f.post_send(q, w, sges) == 0);
+	std::vector<sroce_cqe> c;
+	REQUIRE(f.wait_cqes(*q.node, 1, c, 20000000000ull));
+	REQUIRE(c.size() == 1);
+	return c[0];
+}
+
 } // namespace tfx

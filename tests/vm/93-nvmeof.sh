@@ -14,7 +14,6 @@
 
 mb=${NVMEOF_MB:-64}
 nqn=nqn.2026-11.io.sroce:test93
-CFG=/sys/kernel/config/nvmet
 ip link add veth-n1 type veth peer name veth-n2
 ip link set veth-n1 up
 ip link set veth-n2 up
@@ -25,62 +24,25 @@ check "sroce1's IPv4 GID" wait_until 10 gid_index sroce1 10.0.93.1
 check "sroce1 reports MEM_MGT_EXTENSIONS" sh -c 'ibv_devinfo -v -d sroce1 | grep -q MEM_MGT_EXTENSIONS'
 
 # The target: a memory-backed null_blk of twice the run size.
-check "null_blk, memory-backed" modprobe null_blk nr_devices=1 gb=$(((2 * mb + 1023) / 1024)) memory_backed=1 bs=512
-mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-check "nvmet and nvmet-rdma" modprobe nvmet-rdma
-S=$CFG/subsystems/$nqn
-P=$CFG/ports/1
-target_up() {
-	mkdir "$S" && echo 1 >"$S/attr_allow_any_host" &&
-		mkdir "$S/namespaces/1" && echo -n /dev/nullb0 >"$S/namespaces/1/device_path" &&
-		echo 1 >"$S/namespaces/1/enable" &&
-		mkdir "$P" && echo rdma >"$P/addr_trtype" && echo ipv4 >"$P/addr_adrfam" &&
-		echo 10.0.93.1 >"$P/addr_traddr" && echo 4420 >"$P/addr_trsvcid" &&
-		ln -s "$S" "$P/subsystems/$nqn"
-}
-check "target subsystem, namespace and RDMA port in configfs" target_up
+check "nvmet-rdma target: subsystem, null_blk namespace, RDMA port (configfs)" \
+	nvmet_up "$nqn" 10.0.93.1 $((2 * mb))
 check "the target listens through rdma_cm" wait_until 10 sh -c 'rdma res show cm_id | grep -q "src-addr 10.0.93.1:4420"'
 
 check "nvme-rdma" modprobe nvme-rdma
 hostnqn=nqn.2014-08.org.nvmexpress:uuid:93939393-0000-4000-8000-000000000093
 check "nvme connect -t rdma" nvme connect -t rdma -a 10.0.93.1 -s 4420 -n "$nqn" --hostnqn="$hostnqn"
-ctrl_dev() {
-	local c
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] && [ "$(cat "$c/transport")" = rdma ] &&
-			{ basename "$c"; return 0; }
-	done
-	return 1
-}
-check "the controller appears, transport rdma" wait_until 30 ctrl_dev
-ctrl=$(ctrl_dev)
-# The namespace's block device: its device link is the controller, or with
-# native multipath the subsystem; both name the NQN.
-ns_dev() {
-	local b
-	for b in /sys/block/nvme*; do
-		# (nvmeXcYnZ, a multipath head's hidden path, has no node in /dev)
-		[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] && [ -b "/dev/${b##*/}" ] &&
-			{ echo "/dev/${b##*/}"; return 0; }
-	done
-	return 1
-}
-check "its namespace appears" wait_until 30 ns_dev
-dev=$(ns_dev)
+check "the controller appears, transport rdma" wait_until 30 nvme_ctrl "$nqn"
+check "its namespace appears" wait_until 30 nvme_ns_dev "$nqn"
+dev=$(nvme_ns_dev "$nqn")
 check "$dev is a block device of $((2 * mb)) MiB or more" sh -c "[ -b $dev ] && [ \$(blockdev --getsize64 $dev) -ge $((2 * mb * 1048576)) ]"
 
 # fio: write with crc32c in every block, read it all back and verify;
 # sequential at depth 1, random at depth 32 (64 KiB blocks: 16 pages per
 # registration, and in-capsule data is only for small writes).
-run_fio() { # NAME RW BS DEPTH
-	fio --name="$1" --filename="$dev" --direct=1 --ioengine=libaio --rw="$2" --bs="$3" --iodepth="$4" \
-		--size="${mb}M" --verify=crc32c --do_verify=1 --verify_fatal=1 --output=/tmp/fio.$1 >/dev/null 2>&1 &&
-		! grep -q 'verify: bad' /tmp/fio.$1
-}
 for spec in "seq-qd1 write 4k 1" "rand-qd32 randwrite 64k 32" "seq-qd32 write 128k 32" "rand-qd1 randwrite 16k 1"; do
 	set -- $spec
-	check "fio $1: ${mb} MiB $2 bs $3 depth $4, every block verified on read" run_fio "$@"
-	grep -E '^ +(WRITE|READ):' "/tmp/fio.$1" | sed 's/^ */    /'
+	check "fio $1: ${mb} MiB $2 bs $3 depth $4, every block verified on read" nvme_fio "$1" "$dev" "$mb" "$2" "$3" "$4"
+	nvme_fio_rates "$1"
 done
 # Each I/O's pages were registered by work request, and ended by the
 # target's SEND with invalidate (or by the host's LOCAL_INV).
@@ -92,27 +54,14 @@ check "every registration invalidated, most by the target" \
 	test $((${rinv:-0} + ${linv:-0})) -ge "${regs:-1}" -a "${rinv:-0}" -gt 0
 
 check "nvme disconnect" nvme disconnect -n "$nqn"
-no_ctrl() { ! ctrl_dev; }
-check "the controller is gone" wait_until 30 no_ctrl
-target_down() {
-	rm "$P/subsystems/$nqn" && rmdir "$P" && echo 0 >"$S/namespaces/1/enable" &&
-		rmdir "$S/namespaces/1" && rmdir "$S"
-}
-check "target teardown in configfs" target_down
-check "modprobe -r nvme-rdma nvmet-rdma" modprobe -r nvme-rdma nvmet-rdma nvmet
-# nvmet-rdma takes its CQs from ib_core's shared CQ pool (ib_cq_pool_get),
-# which keeps them until the device goes: CQs may remain, nothing else.
-only_pool_cqs() {
-	sroce_counts sroce1 | awk '($1 == "qps" || $1 == "mrs") && $2 != 1 { bad = 1 }
-		($1 == "srqs" || $1 == "ahs" || $1 == "pinned_pages" || $1 ~ /pkts_in_flight$/ ||
-		 $1 == "paths") && $2 != 0 { bad = 1 }
-		END { exit bad }'
-}
-check "no QP, MR, SRQ, AH or packet of theirs left on sroce1" wait_until 20 only_pool_cqs
+check "the controller is gone" wait_until 30 nvme_no_ctrl "$nqn"
+check "modprobe -r nvme-rdma" modprobe -r nvme-rdma
+check "target teardown: configfs, nvmet-rdma, null_blk" nvmet_down "$nqn"
+# nvmet-rdma's CQs come from ib_core's pool, kept until the device goes.
+check "no QP, MR, SRQ, AH or packet of theirs left on sroce1" wait_until 20 counts_zero_but_cqs sroce1
 log "    $(sroce_counts sroce1 | head -9 | paste -sd' ')"
 check "rdma link delete sroce1" rdma link delete sroce1
 check "rmmod sroce" wait_until 20 rmmod sroce
-modprobe -r null_blk
 ip link del veth-n1
 check "kernel log clean (no WARNING, BUG or splat)" sh -c '! dmesg | grep -Eq "WARNING:|BUG:|UBSAN|KASAN|Oops"'
 finish

@@ -124,6 +124,17 @@ counts_zero() {
 		END { exit bad }'
 }
 
+# counts_zero_but_cqs IBDEV: counts_zero, except that CQs may remain: the
+# ones ib_core's shared CQ pool (ib_cq_pool_get: nvmet-rdma, the kernel's
+# rtrs and srp targets) keeps until the device goes.
+counts_zero_but_cqs() {
+	sroce_counts "$1" | awk '
+		($1 == "qps" || $1 == "mrs") && $2 != 1 { bad = 1 }
+		($1 == "srqs" || $1 == "ahs" || $1 == "pinned_pages" || $1 ~ /pkts_in_flight$/ ||
+		 $1 == "paths") && $2 != 0 { bad = 1 }
+		END { exit bad }'
+}
+
 # count_of IBDEV NAME: one count.
 count_of() {
 	sroce_counts "$1" | awk -v n="$2" '$1 == n { print $2 }'
@@ -269,3 +280,59 @@ host_pp() {
 	host_pair "$what" "$prog" -d sroce1 -g "$g1" -p $port --chk "$@" -- \
 		"$prog" -d sroce2 -g "$g2" -p $port --chk "$@" 10.0.8.1
 }
+
+# ---- NVMe over Fabrics (93-nvmeof, pair 20-nvmeof-wire) ----------------------
+# nvmet_up NQN ADDR MB: the kernel's nvmet-rdma target in init_net (its
+# rdma_cm users live there), configured through configfs: subsystem NQN open
+# to any host, one namespace on a memory-backed null_blk of MB MiB, an RDMA
+# port on ADDR:4420. nvmetcli is not packaged (FACTS.md).
+nvmet_cfg=/sys/kernel/config/nvmet
+nvmet_up() {
+	local nqn=$1 addr=$2 mb=$3 s=$nvmet_cfg/subsystems/$1 p=$nvmet_cfg/ports/1
+	modprobe null_blk nr_devices=1 gb=$(((mb + 1023) / 1024)) memory_backed=1 bs=512 &&
+		modprobe nvmet-rdma || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
+		mkdir "$s/namespaces/1" && echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+		echo 1 >"$s/namespaces/1/enable" &&
+		mkdir "$p" && echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
+		echo "$addr" >"$p/addr_traddr" && echo 4420 >"$p/addr_trsvcid" &&
+		ln -s "$s" "$p/subsystems/$nqn"
+}
+# nvmet_down NQN: the configfs objects in reverse, then the modules.
+nvmet_down() {
+	local nqn=$1 s=$nvmet_cfg/subsystems/$1 p=$nvmet_cfg/ports/1
+	rm "$p/subsystems/$nqn" && rmdir "$p" && echo 0 >"$s/namespaces/1/enable" &&
+		rmdir "$s/namespaces/1" && rmdir "$s" && modprobe -r nvmet-rdma nvmet && modprobe -r null_blk
+}
+# nvme_ctrl NQN: the name of the RDMA controller connected to subsystem NQN.
+nvme_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$1" ] && [ "$(cat "$c/transport")" = rdma ] &&
+			{ echo "${c##*/}"; return 0; }
+	done
+	return 1
+}
+nvme_no_ctrl() { ! nvme_ctrl "$1"; }
+# nvme_ns_dev NQN: the block device of the connected subsystem NQN's
+# namespace. Its device link is the controller, or with native multipath
+# the subsystem; both name the NQN. (nvmeXcYnZ, a multipath head's hidden
+# path, has no node in /dev.)
+nvme_ns_dev() {
+	local b
+	for b in /sys/block/nvme*; do
+		[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] && [ -b "/dev/${b##*/}" ] &&
+			{ echo "/dev/${b##*/}"; return 0; }
+	done
+	return 1
+}
+# nvme_fio NAME DEV MB RW BS DEPTH: fio writes MB MiB with a crc32c in every
+# block, then reads it all back and verifies it (output in /tmp/fio.NAME).
+nvme_fio() {
+	fio --name="$1" --filename="$2" --direct=1 --ioengine=libaio --rw="$4" --bs="$5" --iodepth="$6" \
+		--size="$3M" --verify=crc32c --do_verify=1 --verify_fatal=1 --output="/tmp/fio.$1" >/dev/null 2>&1 &&
+		! grep -q 'verify: bad' "/tmp/fio.$1"
+}
+# nvme_fio_rates NAME: fio's READ and WRITE summary lines, indented.
+nvme_fio_rates() { grep -E '^ +(WRITE|READ):' "/tmp/fio.$1" | sed 's/^ */    /'; }

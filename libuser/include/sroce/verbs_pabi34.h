@@ -466,6 +466,7 @@ SROCE_PABI_CHECK(sizeof(struct verbs_cq) == 288);
 
 /* Queue commands: header + the uverbs request (sizes of the uapi structs,
  * which the kernel checks too). */
+SROCE_PABI_CHECK(sizeof(struct ibv_alloc_mw) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_create_cq) == 8 + 32);
 SROCE_PABI_CHECK(sizeof(struct ibv_resize_cq) == 8 + 16);
 SROCE_PABI_CHECK(sizeof(struct ibv_create_qp) == 8 + 56);

@@ -61,6 +61,7 @@ struct ibv_reg_mr {				/* IB_USER_VERBS_CMD_REG_MR */
 		struct _kabi core_payload;				     \
 	}
 
+SROCE_PABI_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);	/* ALLOC_MW */
 SROCE_PABI_CMD(ibv_create_cq, ib_uverbs_create_cq);	/* CREATE_CQ */
 SROCE_PABI_CMD(ibv_resize_cq, ib_uverbs_resize_cq);	/* RESIZE_CQ */
 SROCE_PABI_CMD(ibv_create_qp, ib_uverbs_create_qp);	/* CREATE_QP */
@@ -146,6 +147,13 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 
 /* DEALLOC_PD; does not free pd. */
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/* ALLOC_MW (write() only); fills mw's context, pd, rkey, handle and type.
+ * DEALLOC_MW does not free mw. */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type, struct ibv_mw *mw,
+		     struct ibv_alloc_mw *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 /* REG_MR (write() only). Fills cmd from the arguments; on success fills
  * vmr->ibv_mr (handle, lkey, rkey, context), mr_type and access. addr,
