@@ -25,7 +25,7 @@ hostnqn=nqn.2014-08.org.nvmexpress:uuid:20202020-0000-4000-8000-00000000000$VM_N
 # serve ROUND: this guest's target, until the peer's host is done.
 serve() {
 	local nqn=nqn.2026-11.io.sroce:pair-$1
-	check "$1: nvmet-rdma target on $VM_IP" nvmet_up "$nqn" "$VM_IP" $((2 * mb))
+	check "$1: nvmet-rdma target on $VM_IP" nvmet_up "$nqn" "$VM_IP" "$mb"
 	vm-pair-signal "$1-target"
 	vm-pair-wait "$1-host-done" $((900 * vm_scale)) >/dev/null
 	check "$1: target teardown" nvmet_down "$nqn"
