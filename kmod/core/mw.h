@@ -51,7 +51,6 @@ private:
 	ktl::RefPtr<Pd> pd_;
 	u8 type_;
 	bool in_table_ = false; // guarded by the key table's lock
-	bool counted_ = false;
 	u32 key_ = 0;           // set by the key table
 	// The binding, guarded by the key table's lock: the MR (null when
 	// unbound), the window [addr_, addr_ + length_) in the MR's addresses,
