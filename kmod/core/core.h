@@ -509,6 +509,8 @@ struct sroce_core_mr_view {
 	unsigned long long length;
 	unsigned long long npages;
 	unsigned int dma;            /* a DMA MR (no user pages) */
+	unsigned int fast_reg;       /* a fast-registration MR (ib_alloc_mr) */
+	unsigned int windows;        /* memory windows bound to it */
 };
 void sroce_core_mr_snapshot(struct sroce_core_mr *mr, struct sroce_core_mr_view *s);
 extern const struct sroce_core_view_field sroce_core_mr_view_fields[];

@@ -108,6 +108,8 @@ constexpr sroce_core_view_field sroce_core_mr_view_fields[] = {
 	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "rkey", rkey, SROCE_VIEW_KEY | SROCE_VIEW_HEX),
 	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "access", access, SROCE_VIEW_HEX),
 	SROCE_VIEW_FIELD(sroce_core_mr_view, "dma", dma),
+	SROCE_VIEW_FIELD(sroce_core_mr_view, "fast_reg", fast_reg),
+	SROCE_VIEW_FIELD(sroce_core_mr_view, "windows", windows),
 	// A key with its iova is all a peer needs to reach the memory.
 	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "iova", iova, SROCE_VIEW_KEY | SROCE_VIEW_HEX | SROCE_VIEW_USER_MEM),
 	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "length", length, SROCE_VIEW_USER_MEM),
@@ -133,8 +135,9 @@ constexpr sroce_core_view_field sroce_core_rx_counts_fields[] = {
 static_assert(bytes_of(sroce_core_qp_view_fields) + 3 * sizeof(unsigned int) == sizeof(sroce_core_qp_view),
 	      "a QP view member without a row");
 static_assert(bytes_of(sroce_core_cq_view_fields) == sizeof(sroce_core_cq_view), "a CQ view member without a row");
-// dma is last and nothing before it is padding.
-static_assert(bytes_of(sroce_core_mr_view_fields) == __builtin_offsetof(sroce_core_mr_view, dma) + sizeof(unsigned int),
+// windows is last and nothing before it is padding.
+static_assert(bytes_of(sroce_core_mr_view_fields) ==
+		      __builtin_offsetof(sroce_core_mr_view, windows) + sizeof(unsigned int),
 	      "an MR view member without a row");
 static_assert(bytes_of(sroce_core_counts_fields) == sizeof(sroce_core_counts), "a count without a row");
 static_assert(bytes_of(sroce_core_rx_counts_fields) == sizeof(sroce_core_rx_counts), "an rx count without a row");
@@ -179,6 +182,8 @@ void sroce_core_mr_snapshot(sroce_core_mr *mr, sroce_core_mr_view *s) {
 	s->rkey = m->rkey();
 	s->access = m->access();
 	s->dma = m->is_dma();
+	s->fast_reg = m->is_fast_reg();
+	s->windows = m->windows();
 	if (!s->dma) {
 		s->page_shift = m->page_shift();
 		s->iova = m->iova();

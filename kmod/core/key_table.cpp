@@ -118,7 +118,7 @@ void MemoryKeyTable::remove_mw(Mw &mw) {
 		e->state = State::free;
 		mw.in_table_ = false;
 		if (mw.mr_)
-			mw.mr_->windows_--;
+			mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
 		mr = ktl::move(mw.mr_); // let go outside the lock: it may be the MR's last reference
 	}
 	indices_.free(index);
@@ -145,7 +145,7 @@ ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
 		if (e->mw->pdn() != pdn)
 			return Error::from_errno(err::acces);
 		if (e->mw->mr_)
-			e->mw->mr_->windows_--;
+			e->mw->mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
 		unbound = ktl::move(e->mw->mr_);
 	} else {
 		if (!e->mr->is_fast_reg())
@@ -179,7 +179,7 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	if (mw.type_ == Mw::type1 && b.length == 0) {
 		// Unbind: the window's key changes and misses.
 		if (mw.mr_)
-			mw.mr_->windows_--;
+			mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
 		old = ktl::move(mw.mr_);
 		e->key = mw.key_ = b.new_key;
 		e->variant = u8(b.new_key);
@@ -205,9 +205,9 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	if (!(mr.access() & acc::mw_bind) || mr.is_dma() || mr.is_fast_reg() || !mr.contains(b.addr, b.length))
 		return Error::from_errno(err::inval);
 	if (mw.mr_.get() != &mr) {
-		mr.windows_++;
+		mr.windows_.fetch_add(1, ktl::MemoryOrder::relaxed);
 		if (mw.mr_)
-			mw.mr_->windows_--;
+			mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
 	}
 	old = ktl::move(mw.mr_);
 	mw.mr_ = ktl::RefPtr<Mr>(&mr);
@@ -248,7 +248,7 @@ ktl::Result<void> MemoryKeyTable::remove(Mr &mr) {
 		if (KTL_WARN_ON(!e || e->mr != &mr || !mr.in_table_))
 			return Error::from_errno(err::inval);
 		// IBA 10.6.7.2.6, as rxe: not while windows are bound to it.
-		if (mr.windows_)
+		if (mr.windows())
 			return Error::from_errno(err::busy);
 		e->mr = nullptr;
 		e->state = State::free;

@@ -20,6 +20,7 @@
 #pragma once
 #include "core.h"
 #include "ib_enums.h"
+#include "ktl/atomic.h"
 #include "ktl/bitops.h"
 #include "pd.h"
 
@@ -53,6 +54,7 @@ public:
 	u32 access() const { return access_; }
 	bool is_dma() const { return dma_; }
 	bool is_fast_reg() const { return fast_reg_; }
+	u32 windows() const { return windows_.load(ktl::MemoryOrder::relaxed); }
 	u32 page_shift() const { return page_shift_; }
 	u64 npages() const { return npages_; }
 
@@ -121,7 +123,9 @@ private:
 	u32 staged_offset_ = 0;
 	bool counted_ = false;   // in the device's counts
 	bool in_table_ = false;  // guarded by the key table's lock
-	u32 windows_ = 0;        // memory windows bound to it; guarded likewise
+	// Memory windows bound to it: changed under the key table's lock, read
+	// anywhere (views).
+	ktl::Atomic<u32> windows_;
 	u32 key_ = 0;            // set by MemoryKeyTable::insert
 	// Set on success of create: the glue's pinned memory, released once.
 	void (*release_)(void *owner, int may_sleep) = nullptr;

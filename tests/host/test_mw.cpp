@@ -196,6 +196,9 @@ TEST_CASE("mw: deallocation ends a bound window, and the MR waits for its window
 	unsigned int k = next_key(w.key());
 	REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, false)).status ==
 		ib::wc_success);
+	sroce_core_mr_view v{};
+	sroce_core_mr_snapshot(p.mr.mr, &v);
+	CHECK(v.windows == 1); // what rdma res show mr -dd shows
 	CHECK(sroce_core_mr_destroy(p.mr.mr) == -EBUSY); // IBA 10.6.7.2.6, as rxe
 	CHECK(p.write(2, p.base, k, 8) == ib::wc_success); // still bound and usable
 	w.release();
@@ -209,6 +212,9 @@ TEST_CASE("mw: the MR can go once its windows are unbound", "[mw]") {
 	REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, false)).status ==
 		ib::wc_success);
 	REQUIRE(complete_one(p.f, p.qb, keyed(2, ib::wr_local_inv, k, 0)).status == ib::wc_success);
+	sroce_core_mr_view v{};
+	sroce_core_mr_snapshot(p.mr.mr, &v);
+	CHECK(v.windows == 0);
 	CHECK(sroce_core_mr_destroy(p.mr.mr) == 0);
 	p.mr.mr = nullptr;
 }

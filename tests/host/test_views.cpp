@@ -65,11 +65,12 @@ TEST_CASE("CQ view table: each name reads its own member", "[views]") {
 TEST_CASE("MR view table: each name reads its own member, with its flags", "[views]") {
 	sroce_core_mr_view v{};
 	v.lkey = 0x101, v.rkey = 0x102, v.access = 7, v.page_shift = 12;
-	v.iova = 1ull << 40, v.length = (1ull << 33) + 5, v.npages = 3, v.dma = 0;
+	v.iova = 1ull << 40, v.length = (1ull << 33) + 5, v.npages = 3, v.dma = 0, v.fast_reg = 1, v.windows = 9;
 	auto m = read_view(sroce_core_mr_view_fields, sroce_core_mr_view_nfields, v);
 	std::map<std::string, unsigned long long> want = {
 		{"lkey", 0x101}, {"rkey", 0x102}, {"access", 7}, {"page_shift", 12},
 		{"iova", 1ull << 40}, {"length", (1ull << 33) + 5}, {"npages", 3}, {"dma", 0},
+		{"fast_reg", 1}, {"windows", 9},
 	};
 	CHECK(m == want);
 	// What an unprivileged reader and a DMA MR leave out (stats.c's skip).
