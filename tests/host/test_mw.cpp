@@ -58,6 +58,10 @@ struct Pair {
 	Buffer &mr = f.buffer(b, 4 * page, bindable);
 	uint64_t base = iova_of(b, mr);
 	Pair() { f.connect(qa, qb, ib::mtu_1024); }
+	// Binds a window of this pair's MR with qb; the bind must succeed.
+	void bound(uint64_t wr_id, unsigned int key, uint64_t addr, uint64_t len, unsigned int access, bool type1) {
+		REQUIRE(complete_one(f, qb, bind(wr_id, key, f.lkey(mr), addr, len, access, type1)).status == ib::wc_success);
+	}
 	int write(uint64_t wr_id, uint64_t va, unsigned int rkey, unsigned int len) {
 		return complete_one(f, qa, rdma_wqe(wr_id, ib::wr_rdma_write, va, rkey), {sge_of(f, a, la, 0, len)}).status;
 	}
@@ -87,8 +91,7 @@ TEST_CASE("mw: a write one byte outside the window is refused", "[mw]") {
 			Pair p;
 			Window w(p.b, 2);
 			unsigned int k = next_key(w.key());
-			REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base + page, page, ib::access::remote_write, false))
-					.status == ib::wc_success);
+			p.bound(1, k, p.base + page, page, ib::access::remote_write, false);
 			std::vector<unsigned char> before(p.mr.data, p.mr.data + 4 * page);
 			uint64_t va = below ? p.base + page - 1 : p.base + 2 * page - 7;
 			CHECK(p.write(2, va, k, 8) == ib::wc_rem_access_err);
@@ -102,8 +105,7 @@ TEST_CASE("mw: the window's rights are enforced (a LOCAL_WRITE-only window)", "[
 	Pair p;
 	Window w(p.b, 2);
 	unsigned int k = next_key(w.key());
-	REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::local_write, false)).status ==
-		ib::wc_success);
+	p.bound(1, k, p.base, page, ib::access::local_write, false);
 	CHECK(p.write(2, p.base, k, 8) == ib::wc_rem_access_err);
 }
 
@@ -128,8 +130,7 @@ TEST_CASE("mw: type 2 ends with LOCAL_INV and with a SEND with invalidate, and b
 			Pair p;
 			Window w(p.b, 2);
 			unsigned int k = next_key(w.key());
-			REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, false))
-					.status == ib::wc_success);
+			p.bound(1, k, p.base, page, ib::access::remote_write, false);
 			if (remote) {
 				REQUIRE(p.f.post_recv(p.qb, 7, {sge_of(p.f, p.b, p.mr, 3 * page, 64)}) == 0);
 				CHECK(complete_one(p.f, p.qa, keyed(2, ib::wr_send_inv, k, 1), {sge_of(p.f, p.a, p.la, 0, 64)}).status ==
@@ -155,11 +156,9 @@ TEST_CASE("mw: type 2 binds again after LOCAL_INV with a new key; the old key mi
 	Pair p;
 	Window w(p.b, 2);
 	unsigned int k1 = next_key(w.key()), k2 = next_key(k1);
-	REQUIRE(complete_one(p.f, p.qb, bind(1, k1, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, false)).status ==
-		ib::wc_success);
+	p.bound(1, k1, p.base, page, ib::access::remote_write, false);
 	REQUIRE(complete_one(p.f, p.qb, keyed(2, ib::wr_local_inv, k1, 0)).status == ib::wc_success);
-	REQUIRE(complete_one(p.f, p.qb, bind(3, k2, p.f.lkey(p.mr), p.base + page, page, ib::access::remote_write, false)).status ==
-		ib::wc_success);
+	p.bound(3, k2, p.base + page, page, ib::access::remote_write, false);
 	CHECK(p.write(4, p.base + page, k2, 8) == ib::wc_success);
 	CHECK(p.write(5, p.base + page, k1, 8) == ib::wc_rem_access_err);
 }
@@ -168,12 +167,10 @@ TEST_CASE("mw: type 1, bound by the verb, bound again with a new key, unbound by
 	Pair p;
 	Window w(p.b, 1);
 	unsigned int k1 = next_key(w.key()), k2 = next_key(k1), k3 = next_key(k2);
-	REQUIRE(complete_one(p.f, p.qb, bind(1, k1, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, true)).status ==
-		ib::wc_success);
+	p.bound(1, k1, p.base, page, ib::access::remote_write, true);
 	CHECK(p.write(2, p.base, k1, 8) == ib::wc_success);
 	// Bound again while bound (type 1 may), elsewhere: the old key misses.
-	REQUIRE(complete_one(p.f, p.qb, bind(3, k2, p.f.lkey(p.mr), p.base + page, page, ib::access::remote_write, true)).status ==
-		ib::wc_success);
+	p.bound(3, k2, p.base + page, page, ib::access::remote_write, true);
 	CHECK(p.write(4, p.base + page, k2, 8) == ib::wc_success);
 	// A zero-length bind unbinds.
 	REQUIRE(complete_one(p.f, p.qb, bind(5, k3, 0, 0, 0, 0, true)).status == ib::wc_success);
@@ -185,8 +182,7 @@ TEST_CASE("mw: a window's key is no lkey", "[mw]") {
 	Pair p;
 	Window w(p.b, 1);
 	unsigned int k = next_key(w.key());
-	REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, true)).status ==
-		ib::wc_success);
+	p.bound(1, k, p.base, page, ib::access::remote_write, true);
 	CHECK(complete_one(p.f, p.qb, wqe(2, ib::wr_send, 1), {sroce_sge{p.base, 8, k}}).status == ib::wc_loc_prot_err);
 }
 
@@ -194,8 +190,7 @@ TEST_CASE("mw: deallocation ends a bound window, and the MR waits for its window
 	Pair p;
 	Window w(p.b, 2);
 	unsigned int k = next_key(w.key());
-	REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, false)).status ==
-		ib::wc_success);
+	p.bound(1, k, p.base, page, ib::access::remote_write, false);
 	sroce_core_mr_view v{};
 	sroce_core_mr_snapshot(p.mr.mr, &v);
 	CHECK(v.windows == 1); // what rdma res show mr -dd shows
@@ -209,8 +204,7 @@ TEST_CASE("mw: the MR can go once its windows are unbound", "[mw]") {
 	Pair p;
 	Window w(p.b, 2);
 	unsigned int k = next_key(w.key());
-	REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, false)).status ==
-		ib::wc_success);
+	p.bound(1, k, p.base, page, ib::access::remote_write, false);
 	REQUIRE(complete_one(p.f, p.qb, keyed(2, ib::wr_local_inv, k, 0)).status == ib::wc_success);
 	sroce_core_mr_view v{};
 	sroce_core_mr_snapshot(p.mr.mr, &v);
@@ -243,8 +237,7 @@ TEST_CASE("mw: refused binds fail with MW_BIND_ERR and bind nothing", "[mw][host
 			case 3: b.reg.mr_lkey = p.f.lkey(nobind); b.reg.addr = iova_of(p.b, nobind); break;
 			case 4: b.reg.mr_lkey = p.f.lkey(ro); b.reg.addr = iova_of(p.b, ro); break;
 			case 5:
-				REQUIRE(complete_one(p.f, p.qb, bind(9, key, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, false))
-						.status == ib::wc_success);
+				p.bound(9, key, p.base, page, ib::access::remote_write, false);
 				b.reg.new_key = next_key(key);
 				break;
 			case 6: b.reg.length = 0; break;
@@ -264,7 +257,6 @@ TEST_CASE("mw: LOCAL_INV of a type 1 window fails", "[mw][hostile]") {
 	Pair p;
 	Window w(p.b, 1);
 	unsigned int k = next_key(w.key());
-	REQUIRE(complete_one(p.f, p.qb, bind(1, k, p.f.lkey(p.mr), p.base, page, ib::access::remote_write, true)).status ==
-		ib::wc_success);
+	p.bound(1, k, p.base, page, ib::access::remote_write, true);
 	CHECK(complete_one(p.f, p.qb, keyed(2, ib::wr_local_inv, k, 0)).status == ib::wc_loc_qp_op_err);
 }
