@@ -4,7 +4,9 @@
  * dies holding queues, for the VM tests. It reaches the rings through the
  * provider's private structs (it links the same libsroce build).
  *
- *   sroce_qhostile scribble DEV PEER   write impossible indices and WQEs into
+ *   sroce_qhostile scribble DEV PEER   write impossible indices and WQEs
+ *                                      (REG_MR, binds and invalidations it
+ *                                      may not post among them) into
  *                                      the SQ and CQ rings and ring the
  *                                      doorbell: each case must end in an
  *                                      error completion, an error event or
@@ -266,6 +268,46 @@ static void sc_bad_ah(struct rig *r)
 	raw_publish(r->qp);
 }
 
+/* Memory-registration work requests a process may not post or that name
+ * what is not there (Documentation/memory.md): each fails its QP. */
+static void sc_reg_mr(struct rig *r)
+{
+	struct sroce_wqe *w = raw_wqe(r->qp);
+
+	w->opcode = 0x20; /* IB_WR_REG_MR: ib_core's kernel users only */
+	w->flags = SROCE_WQE_SIGNALED;
+	w->reg.mr_lkey = r->mr->lkey;
+	w->reg.new_key = (r->mr->lkey & ~0xffu) | ((r->mr->lkey + 1) & 0xff);
+	w->reg.addr = (uintptr_t)r->buf;
+	w->reg.length = sizeof(r->buf);
+	w->reg.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	raw_publish(r->qp);
+}
+
+static void sc_bind_no_window(struct rig *r)
+{
+	struct sroce_wqe *w = raw_wqe(r->qp);
+
+	w->opcode = IBV_WR_BIND_MW;
+	w->flags = SROCE_WQE_SIGNALED | SROCE_WQE_BIND_TYPE1;
+	w->reg.mr_lkey = r->mr->lkey;
+	w->reg.new_key = r->mr->lkey + 1; /* the MR's own index: no window */
+	w->reg.addr = (uintptr_t)r->buf;
+	w->reg.length = 64;
+	w->reg.access = IBV_ACCESS_REMOTE_WRITE;
+	raw_publish(r->qp);
+}
+
+static void sc_local_inv_mr(struct rig *r)
+{
+	struct sroce_wqe *w = raw_wqe(r->qp);
+
+	w->opcode = IBV_WR_LOCAL_INV;
+	w->flags = SROCE_WQE_SIGNALED;
+	w->imm_or_inv = r->mr->lkey; /* a page-list MR cannot be invalidated */
+	raw_publish(r->qp);
+}
+
 static void run_case(struct ibv_context *ctx, enum ibv_qp_type type, const char *what, scribble_fn fn)
 {
 	struct rig r;
@@ -369,6 +411,9 @@ static int mode_scribble(struct ibv_context *ctx)
 	run_case(ctx, IBV_QPT_RC, "SGE with an lkey that names no MR", sc_sge_bad_lkey);
 	run_case(ctx, IBV_QPT_RC, "SGE past the end of its MR", sc_sge_past_mr);
 	run_case(ctx, IBV_QPT_UD, "UD WQE naming no AH", sc_bad_ah);
+	run_case(ctx, IBV_QPT_RC, "REG_MR (the kernel's) from a user ring", sc_reg_mr);
+	run_case(ctx, IBV_QPT_RC, "BIND_MW naming no window", sc_bind_no_window);
+	run_case(ctx, IBV_QPT_RC, "LOCAL_INV of a page-list MR", sc_local_inv_mr);
 	run_case(ctx, IBV_QPT_UD, "UD SQ producer beyond the ring", sc_producer_beyond);
 	cq_consumer_case(ctx);
 	return failures;
