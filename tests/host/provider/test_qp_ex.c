@@ -491,9 +491,14 @@ static void test_creation_rules(void)
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM) == 0);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ) == EOPNOTSUPP);
-	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV) == EOPNOTSUPP);
-	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW) == EOPNOTSUPP);
-	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, IBV_QP_EX_WITH_SEND_WITH_INV) == EOPNOTSUPP);
+	/* Windows are bound on connected QPs, SEND with invalidate is RC's,
+	 * LOCAL_INV any QP's (the kernel's Qp::validate_wqe agrees). */
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
+							IBV_QP_EX_WITH_SEND_WITH_INV) == 0);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UC, IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW) == 0);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV) == EOPNOTSUPP);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV) == 0);
+	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_BIND_MW) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_UD, IBV_QP_EX_WITH_TSO) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RC, 1ull << 40) == EOPNOTSUPP);
 	CHECK(sroce_qp_ex_check_ops(IBV_QPT_RAW_PACKET, IBV_QP_EX_WITH_SEND) == EOPNOTSUPP);
@@ -508,12 +513,61 @@ static void test_creation_rules(void)
 	CHECK(ibv_qp_to_qp_ex(&rc.qp.vqp.qp) == &rc.qp.vqp.qp_ex);
 }
 
+/* The window builders: ibv_wr_bind_mw (type 2 windows only),
+ * ibv_wr_local_inv and ibv_wr_send_inv fill the WQE the kernel reads. */
+static struct ibv_mw bind_mw_window;
+static struct ibv_mr bind_mw_mr;
+
+static void bind_one(struct ibv_qp_ex *ex)
+{
+	struct ibv_mw_bind_info info = {
+		.mr = &bind_mw_mr, .addr = 0x10000, .length = 4096, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	ex->wr_id = 0xb1;
+	ex->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(ex, &bind_mw_window, 0x4243, &info);
+}
+
+static void invalidations(struct ibv_qp_ex *ex)
+{
+	ibv_wr_local_inv(ex, 0x777);
+	ibv_wr_send_inv(ex, 0x888);
+	ibv_wr_set_sge(ex, 1, (uintptr_t)payload, 8);
+}
+
+static void test_window_builders(void)
+{
+	static struct fake_qp rc;
+	const struct sroce_wqe *w;
+
+	fake_qp_init(&rc, IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV);
+	bind_mw_window.type = IBV_MW_TYPE_2;
+	bind_mw_window.rkey = 0x4242;
+	bind_mw_mr.lkey = 0x1301;
+	CHECK(batch_of(&rc, bind_one) == 0);
+	w = sroce_ring_entry(&rc.qp.sq, 0);
+	CHECK(w->opcode == IBV_WR_BIND_MW && w->wr_id == 0xb1 && w->flags == SROCE_WQE_SIGNALED);
+	CHECK(w->num_sge == 0 && w->reg.new_key == 0x4243 && w->reg.mr_lkey == 0x1301);
+	CHECK(w->reg.addr == 0x10000 && w->reg.length == 4096 && w->reg.access == IBV_ACCESS_REMOTE_WRITE);
+	/* A type 1 window is bound by ibv_bind_mw, not by this builder. */
+	bind_mw_window.type = IBV_MW_TYPE_1;
+	CHECK(batch_of(&rc, bind_one) == EINVAL);
+	CHECK(batch_of(&rc, invalidations) == 0);
+	w = sroce_ring_entry(&rc.qp.sq, 1);
+	CHECK(w->opcode == IBV_WR_LOCAL_INV && w->imm_or_inv == 0x777 && w->num_sge == 0);
+	w = sroce_ring_entry(&rc.qp.sq, 2);
+	CHECK(w->opcode == IBV_WR_SEND_WITH_INV && w->imm_or_inv == 0x888 && w->num_sge == 1);
+	CHECK(rc.hdr.producer == 3);
+}
+
 int main(void)
 {
 	test_creation_rules();
 	test_batch_rules();
 	test_atomic_write();
 	test_flush();
+	test_window_builders();
 	test_same_wqes(IBV_QPT_RC, 20000);
 	test_same_wqes(IBV_QPT_UC, 10000);
 	test_same_wqes(IBV_QPT_UD, 10000);
