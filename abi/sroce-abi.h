@@ -401,4 +401,84 @@ struct sroce_xrc_rcv_qp_req {
 									 MIN_RNR_TIMER, DEST_QPN */)
 #define SROCE_XRC_RCV_QP_OPTIONAL (1u << 17) /* MAX_DEST_RD_ATOMIC */
 
+/* ---------------------------------------------------------------------- */
+/* Non-contiguous memory windows (seed 003; Documentation/memory.md,
+ * "Layouts"). A layout is staged on a window by a driver method on the MW
+ * object (UVERBS_OBJECT_MW), which resolves and checks it and compiles it
+ * into a flat walk; a BIND_MW WQE then names the staged layout by its handle
+ * (sroce_wqe.reg.layout, with reg.length the layout's length) and installs
+ * it in the order of the QP's work, as IB_WR_REG_MR does with a page list
+ * staged by ib_map_mr_sg. A layout window is zero-based: remote addresses
+ * (and local ones, through its lkey = rkey when bound with LOCAL_WRITE) are
+ * offsets 0..length-1 in the order the layout lists its bytes. */
+enum sroce_mw_methods { /* an enumerator: uverbs' macros paste the name */
+	SROCE_METHOD_MW_STAGE_LAYOUT = (1u << 12),
+};
+enum sroce_mw_stage_layout_attrs {
+	SROCE_ATTR_MW_LAYOUT_MW = (1u << 12), /* the window (write access) */
+	SROCE_ATTR_MW_LAYOUT_REQ,             /* struct sroce_mw_layout_req */
+	SROCE_ATTR_MW_LAYOUT_ENTRIES,         /* struct sroce_mw_layout_entry[] */
+	SROCE_ATTR_MW_LAYOUT_DIMS,            /* struct sroce_mw_layout_dim[] (optional) */
+	SROCE_ATTR_MW_LAYOUT_RESP,            /* struct sroce_mw_layout_resp out */
+};
+
+/* The limits, also srocedv_query_device's (struct srocedv_mw_layout_caps). */
+#define SROCE_MW_LAYOUT_MAX_ENTRIES 16        /* entries of one layout */
+#define SROCE_MW_LAYOUT_MAX_DIMS 4            /* stride dimensions of one entry */
+#define SROCE_MW_LAYOUT_MAX_DEPTH 3           /* a layout of layouts of layouts */
+#define SROCE_MW_LAYOUT_MAX_DESCRIPTORS 65536 /* compiled pieces of one window */
+#define SROCE_MW_LAYOUT_MAX_ITEMS (1u << 22)  /* items one layout may list */
+
+enum sroce_mw_layout_type {
+	SROCE_MW_LAYOUT_COMPOSITE = 0,   /* entries' ranges one after another */
+	SROCE_MW_LAYOUT_INTERLEAVED = 1, /* rounds of items from every entry */
+};
+enum sroce_mw_entry_kind {
+	SROCE_MW_ENTRY_MR = 0, /* key is an MR's lkey; addr in the MR's addresses */
+	SROCE_MW_ENTRY_MW = 1, /* key is a bound window's rkey; addr in its addresses */
+};
+
+struct sroce_mw_layout_req {
+	__u64 comp_mask;        /* 0 */
+	__u32 type;             /* enum sroce_mw_layout_type */
+	__u32 num_entries;      /* 1..SROCE_MW_LAYOUT_MAX_ENTRIES */
+	__u32 access;           /* the bind's: IB_ACCESS_REMOTE_*, LOCAL_WRITE (the lkey) */
+	__u32 reserved;         /* 0 */
+};
+
+/* Composite: the entry's bytes are [addr, addr + length). Interleaved: the
+ * entry lists items of `length` bytes at addr + sum(i_d * stride_d) for
+ * every index vector i (dimension 0 varies fastest; no dimensions: one
+ * item); each round of the layout takes `repeat` items (0 means 1) from
+ * each entry in entry order, and every entry must run out in the same
+ * round. num_dims of {stride, count} are taken from DIMS in entry order. */
+struct sroce_mw_layout_entry {
+	__u64 addr;
+	__u64 length;
+	__u32 kind;             /* enum sroce_mw_entry_kind */
+	__u32 key;
+	__u32 repeat;           /* interleaved only */
+	__u32 num_dims;         /* interleaved only: 0..SROCE_MW_LAYOUT_MAX_DIMS */
+};
+struct sroce_mw_layout_dim {
+	__u64 stride;           /* bytes between items along this dimension */
+	__u64 count;            /* items along it, >= 1 */
+};
+struct sroce_mw_layout_resp {
+	__u64 length;           /* bytes the layout lists: the bind's reg.length */
+	__u32 handle;           /* the bind's reg.layout (never 0) */
+	__u32 descriptors;      /* compiled pieces */
+};
+
+/* alloc_mw's driver data (srocedv_alloc_mw_ex); without it a window takes
+ * no layout. max_descriptors: 0..SROCE_MW_LAYOUT_MAX_DESCRIPTORS. */
+struct sroce_alloc_mw_req {
+	__u32 max_descriptors;
+	__u32 reserved;
+};
+struct sroce_alloc_mw_resp {
+	__u32 max_descriptors;
+	__u32 reserved;
+};
+
 #endif /* SROCE_ABI_H */

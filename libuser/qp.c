@@ -292,9 +292,16 @@ void sroce_wqe_set_bind(struct sroce_wqe *wqe, uint32_t new_rkey, const struct i
 	wqe->reg.access = info->mw_access_flags;
 }
 
-/* Writes one WQE into the next SQ slot; the caller publishes. extra: WQE
- * flags only the provider sets (SROCE_WQE_BIND_TYPE1). */
-static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr, uint16_t extra)
+/* What only the provider adds to a WQE: flags (SROCE_WQE_BIND_TYPE1) and a
+ * bind's staged layout (srocedv_bind_mw). */
+struct sroce_post_extra {
+	uint16_t flags;
+	uint32_t layout;
+};
+
+/* Writes one WQE into the next SQ slot; the caller publishes. */
+static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr,
+			       const struct sroce_post_extra *extra)
 {
 	struct sroce_wqe *wqe;
 	int err;
@@ -304,10 +311,16 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr
 	wqe = sroce_sq_claim(qp, wr->wr_id, (uint8_t)wr->opcode, wr->send_flags);
 	if (!wqe)
 		return ENOMEM;
-	wqe->flags |= extra;
-	err = sroce_wqe_fields(&qp->vqp.qp, wr, wqe);
-	if (err)
-		return err;
+	wqe->flags |= extra->flags;
+	if (extra->layout) {
+		/* A layout bind names no MR: the kernel checks the staged layout. */
+		sroce_wqe_set_bind(wqe, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
+		wqe->reg.layout = extra->layout;
+	} else {
+		err = sroce_wqe_fields(&qp->vqp.qp, wr, wqe);
+		if (err)
+			return err;
+	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		wqe->flags |= SROCE_WQE_INLINE;
 		for (int i = 0; i < wr->num_sge && !err; i++)
@@ -323,8 +336,8 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ibv_send_wr *wr
 	return 0;
 }
 
-static int sroce_post_send_flags(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
-				 uint16_t extra)
+static int sroce_post_send_extra(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+				 const struct sroce_post_extra *extra)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	bool posted;
@@ -361,14 +374,23 @@ static int sroce_post_send_flags(struct ibv_qp *ibqp, struct ibv_send_wr *wr, st
 
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	return sroce_post_send_flags(ibqp, wr, bad_wr, 0);
+	static const struct sroce_post_extra none;
+
+	return sroce_post_send_extra(ibqp, wr, bad_wr, &none);
 }
 
-/* ibv_bind_mw's one WQE (mr.c). */
-int sroce_post_bind_type1(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+/* One BIND_MW WQE of ibv_bind_mw (mr.c) or srocedv_bind_mw (mw_layout.c):
+ * marked as the verb's for a type 1 window, with a staged layout's handle
+ * or 0. */
+int sroce_post_bind(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, uint32_t layout)
 {
+	struct sroce_post_extra extra = {
+		.flags = wr->bind_mw.mw->type == IBV_MW_TYPE_1 ? SROCE_WQE_BIND_TYPE1 : 0,
+		.layout = layout,
+	};
+
 	wr->next = NULL;
-	return sroce_post_send_flags(ibqp, wr, bad_wr, SROCE_WQE_BIND_TYPE1);
+	return sroce_post_send_extra(ibqp, wr, bad_wr, &extra);
 }
 
 int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)

@@ -231,7 +231,7 @@ int sroce_destroy_qp(struct ibv_qp *ibqp);
 /* ibv_open_qp: a handle on an XRC target another process made. */
 struct ibv_qp *sroce_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr);
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int sroce_post_bind_type1(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int sroce_post_bind(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr, uint32_t layout);
 void sroce_wqe_set_bind(struct sroce_wqe *wqe, uint32_t new_rkey, const struct ibv_mw_bind_info *info);
 struct ibv_mw *sroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int sroce_dealloc_mw(struct ibv_mw *mw);

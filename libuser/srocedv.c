@@ -21,8 +21,18 @@ int srocedv_query_device(struct ibv_context *ibctx, struct srocedv_device_attr *
 	if (!sroce_is_sroce_context(ibctx))
 		return EOPNOTSUPP;
 	ctx = to_sctx(ibctx);
-	/* No optional fields exist yet: report none as filled. */
-	attr->comp_mask = 0;
+	/* The layout caps are the ABI's limits (abi/sroce-abi.h). */
+	if (attr->comp_mask & SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS)
+		attr->mw_layout_caps = (struct srocedv_mw_layout_caps){
+			.general_caps = SROCEDV_MW_LAYOUT_SUPPORT_COMPOSITE | SROCEDV_MW_LAYOUT_SUPPORT_INTERLEAVED |
+					SROCEDV_MW_LAYOUT_SUPPORT_INTERLEAVED_REPETITION |
+					SROCEDV_MW_LAYOUT_SUPPORT_INTERLEAVED_NONUNIFORM_REPETITION,
+			.max_list_size = SROCE_MW_LAYOUT_MAX_ENTRIES,
+			.max_recursion_depth = SROCE_MW_LAYOUT_MAX_DEPTH,
+			.max_stride_dimension = SROCE_MW_LAYOUT_MAX_DIMS,
+			.max_descriptors = SROCE_MW_LAYOUT_MAX_DESCRIPTORS,
+		};
+	attr->comp_mask &= SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS;
 	attr->abi_version = SROCE_PROVIDER_ABI_VERSION;
 	attr->flags = (ctx->caps & SROCE_UCTX_CAP_SQ_POLL) ? SROCEDV_DEVICE_FLAG_SQ_POLL : 0;
 	/* Every sroce kernel takes a UD QP's receives from its SRQ. */

@@ -26,6 +26,10 @@ struct sroce_core_xrcd;
 struct sroce_core_mr;
 struct sroce_core_mw;
 struct sroce_core_ah;
+struct sroce_mw_layout_req;
+struct sroce_mw_layout_entry;
+struct sroce_mw_layout_dim;
+struct sroce_mw_layout_resp;
 struct sroce_wqe;
 struct sroce_sge;
 struct sroce_cqe;
@@ -341,11 +345,20 @@ int sroce_core_mr_stage_map(struct sroce_core_mr *mr, unsigned long npages, unsi
 			    unsigned long long length, unsigned int page_shift);
 
 /* Memory windows (mw.h): type 1 or 2 (IB_MW_TYPE_*), invalid until bound
- * by a BIND_MW work request. -EINVAL for another type. destroy ends the
- * window's access and lets go of its MR; it may sleep. */
-int sroce_core_mw_create(struct sroce_core_pd *pd, unsigned int type, int user, struct sroce_core_mw **out);
-void sroce_core_mw_destroy(struct sroce_core_mw *mw);
+ * by a BIND_MW work request. -EINVAL for another type or more than
+ * SROCE_MW_LAYOUT_MAX_DESCRIPTORS layout pieces (0: the window takes no
+ * layout). destroy ends the window's access and lets go of its MR or
+ * layout; it may sleep; -EBUSY, and the window stays, while a bound layout
+ * includes it. stage_layout compiles a layout for the window's next bind
+ * (mw_layout.h; abi/sroce-abi.h): the request, num_entries entries and
+ * num_dims dimensions, all copied in by the caller; resp out. May sleep. */
+int sroce_core_mw_create(struct sroce_core_pd *pd, unsigned int type, int user, unsigned int max_descriptors,
+			 struct sroce_core_mw **out);
+int sroce_core_mw_destroy(struct sroce_core_mw *mw);
 unsigned int sroce_core_mw_rkey(const struct sroce_core_mw *mw);
+int sroce_core_mw_stage_layout(struct sroce_core_mw *mw, const struct sroce_mw_layout_req *req,
+			       const struct sroce_mw_layout_entry *entries, const struct sroce_mw_layout_dim *dims,
+			       unsigned int num_dims, struct sroce_mw_layout_resp *resp);
 
 /* Receive: one packet starting at its IP header, after UDP demux to port
  * 4791. The core consumes pkt. */

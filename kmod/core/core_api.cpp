@@ -91,16 +91,24 @@ unsigned int sroce_core_mr_lkey(const sroce_core_mr *mr) { return from(mr)->lkey
 
 unsigned int sroce_core_mr_rkey(const sroce_core_mr *mr) { return from(mr)->rkey(); }
 
-int sroce_core_mw_create(sroce_core_pd *pd, unsigned int type, int user, sroce_core_mw **out) {
+int sroce_core_mw_create(sroce_core_pd *pd, unsigned int type, int user, unsigned int max_descriptors,
+			 sroce_core_mw **out) {
 	Pd *p = from(pd);
 	if (!p || type > 0xff)
 		return -ktl::err::inval;
-	return to_handle(Mw::create(*p, u8(type), user != 0), out);
+	return to_handle(Mw::create(*p, u8(type), user != 0, max_descriptors), out);
 }
 
-void sroce_core_mw_destroy(sroce_core_mw *mw) {
-	if (mw)
-		from(mw)->close();
+int sroce_core_mw_destroy(sroce_core_mw *mw) {
+	return mw ? ktl::to_rc(from(mw)->close()) : 0;
+}
+
+int sroce_core_mw_stage_layout(sroce_core_mw *mw, const sroce_mw_layout_req *req,
+			       const sroce_mw_layout_entry *entries, const sroce_mw_layout_dim *dims,
+			       unsigned int num_dims, sroce_mw_layout_resp *resp) {
+	if (!mw || !req || !resp || (req->num_entries && !entries) || (num_dims && !dims))
+		return -ktl::err::inval;
+	return ktl::to_rc(from(mw)->stage_layout({req, entries, dims, num_dims}, *resp));
 }
 
 unsigned int sroce_core_mw_rkey(const sroce_core_mw *mw) { return from(mw)->rkey(); }

@@ -3,6 +3,7 @@
 #include "ib_enums.h"
 #include "mr.h"
 #include "mw.h"
+#include "mw_layout.h"
 #include "param.h"
 
 namespace sroce {
@@ -96,34 +97,6 @@ ktl::Result<u32> MemoryKeyTable::insert(Mr &mr, bool user) {
 	return e->key;
 }
 
-ktl::Result<u32> MemoryKeyTable::insert_mw(Mw &mw, bool user) {
-	u32 index = TRY(take_index(user));
-	ktl::Guard g(lock_);
-	Entry *e = take_entry_locked(index);
-	e->mw = &mw;
-	mw.key_ = e->key;
-	mw.in_table_ = true;
-	return e->key;
-}
-
-void MemoryKeyTable::remove_mw(Mw &mw) {
-	u32 index = index_of(mw.key_);
-	ktl::RefPtr<Mr> mr;
-	{
-		ktl::Guard g(lock_);
-		Entry *e = entry_locked(index);
-		if (KTL_WARN_ON(!e || e->mw != &mw || !mw.in_table_))
-			return;
-		e->mw = nullptr;
-		e->state = State::free;
-		mw.in_table_ = false;
-		if (mw.mr_)
-			mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
-		mr = ktl::move(mw.mr_); // let go outside the lock: it may be the MR's last reference
-	}
-	indices_.free(index);
-}
-
 void MemoryKeyTable::enable(Mr &mr) {
 	ktl::Guard g(lock_);
 	Entry *e = entry_locked(index_of(mr.key_));
@@ -133,7 +106,8 @@ void MemoryKeyTable::enable(Mr &mr) {
 }
 
 ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
-	ktl::RefPtr<Mr> unbound;
+	ktl::RefPtr<Mr> unbound; // let go after the lock
+	ktl::RefPtr<MwLayout> unbound_layout;
 	ktl::Guard g(lock_);
 	Entry *e = entry_locked(index_of(key));
 	if (!e || e->state == State::free || e->key != key)
@@ -144,9 +118,9 @@ ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
 			return Error::from_errno(err::inval);
 		if (e->mw->pdn() != pdn)
 			return Error::from_errno(err::acces);
-		if (e->mw->mr_)
-			e->mw->mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
-		unbound = ktl::move(e->mw->mr_);
+		if (e->mw->users_)
+			return Error::from_errno(err::busy);
+		unbind_locked(*e->mw, &unbound, &unbound_layout);
 	} else {
 		if (!e->mr->is_fast_reg())
 			return Error::from_errno(err::inval);
@@ -154,71 +128,6 @@ ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
 			return Error::from_errno(err::acces);
 	}
 	e->state = State::invalid;
-	return {};
-}
-
-ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
-	ktl::RefPtr<Mr> old;
-	ktl::Guard g(lock_);
-	Entry *e = entry_locked(index_of(b.new_key));
-	if (!e || !e->mw || e->state == State::free)
-		return Error::from_errno(err::inval);
-	Mw &mw = *e->mw;
-	// The verb binds type 1 windows, the work request type 2 ones.
-	if ((mw.type_ == Mw::type1) != b.type1_verb)
-		return Error::from_errno(err::inval);
-	if (mw.pdn() != b.pdn)
-		return Error::from_errno(err::acces);
-	// A type 2 window is bound once until invalidated (IBTA 10.6.7.2.2).
-	if (mw.type_ == Mw::type2 && e->state != State::invalid)
-		return Error::from_errno(err::inval);
-	// LOCAL_WRITE and MW_BIND mean nothing for a window (rdma-core's own
-	// tests bind with LOCAL_WRITE); they are ignored.
-	if (b.access & ~u32(acc::local_write | acc::mw_bind | acc::remote | acc::zero_based))
-		return Error::from_errno(err::inval);
-	if (mw.type_ == Mw::type1 && b.length == 0) {
-		// Unbind: the window's key changes and misses.
-		if (mw.mr_)
-			mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
-		old = ktl::move(mw.mr_);
-		e->key = mw.key_ = b.new_key;
-		e->variant = u8(b.new_key);
-		e->state = State::invalid;
-		return {};
-	}
-	if (mw.type_ == Mw::type2 && b.length == 0)
-		return Error::from_errno(err::inval);
-	const Entry *m = entry_locked(index_of(b.mr_lkey));
-	if (!m || !m->mr || m->state != State::valid || m->key != b.mr_lkey)
-		return Error::from_errno(err::inval);
-	Mr &mr = *m->mr;
-	if (mr.pdn() != b.pdn)
-		return Error::from_errno(err::acces);
-	// The window's remote rights are its own, not bounded by the MR's
-	// remote rights (IBTA 10.6.7.2.3; rxe and rdma-core's tests bind
-	// REMOTE_WRITE windows to MRs without it); but remote write or atomic
-	// through a window needs local write on its MR.
-	if ((b.access & (acc::remote_write | acc::remote_atomic)) && !(mr.access() & acc::local_write))
-		return Error::from_errno(err::inval);
-	// Not a DMA MR (no bounds) nor a fast-registration one (its range
-	// changes under the window).
-	if (!(mr.access() & acc::mw_bind) || mr.is_dma() || mr.is_fast_reg() || !mr.contains(b.addr, b.length))
-		return Error::from_errno(err::inval);
-	if (mw.mr_.get() != &mr) {
-		mr.windows_.fetch_add(1, ktl::MemoryOrder::relaxed);
-		if (mw.mr_)
-			mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
-	}
-	old = ktl::move(mw.mr_);
-	mw.mr_ = ktl::RefPtr<Mr>(&mr);
-	mw.addr_ = b.addr;
-	mw.length_ = b.length;
-	mw.access_ = b.access & acc::remote;
-	mw.zero_based_ = b.access & acc::zero_based;
-	mw.qpn_ = b.qpn;
-	e->key = mw.key_ = b.new_key;
-	e->variant = u8(b.new_key);
-	e->state = State::valid;
 	return {};
 }
 
@@ -274,42 +183,6 @@ ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup(u32 key, u32 pdn, u64 addr, 
 		mr = ktl::RefPtr<Mr>(e->mr);
 	}
 	return mr;
-}
-
-ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len,
-							  u32 need_access) const {
-	if (KTL_WARN_ON(need_access & ~u32(acc::local_write | acc::mw_bind)))
-		return Error::from_errno(err::inval);
-	return lookup(lkey, pdn, addr, len, need_access);
-}
-
-ktl::Result<RemoteRef> MemoryKeyTable::lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 addr, u64 len,
-						 u32 need_access) const {
-	constexpr u32 remote = acc::remote | acc::flush;
-	if (KTL_WARN_ON(!(need_access & remote) || (need_access & ~remote)))
-		return Error::from_errno(err::inval);
-	{
-		ktl::Guard g(lock_);
-		const Entry *e = entry_locked(index_of(rkey));
-		if (e && e->mw && e->state == State::valid && e->key == rkey) {
-			const Mw &mw = *e->mw;
-			if (mw.pdn() != pdn || (need_access & ~mw.access_))
-				return Error::from_errno(err::acces);
-			if (mw.type_ == Mw::type2 && mw.qpn_ != qpn)
-				return Error::from_errno(err::inval);
-			// The window's range in the remote's addresses, then the MR's
-			// own check of the MR's (it never changes while bound: only a
-			// fast-registration MR's would, and those take no window).
-			u64 base = mw.zero_based_ ? 0 : mw.addr_;
-			if (len && (addr < base || len > mw.length_ || addr - base > mw.length_ - len))
-				return Error::from_errno(err::range);
-			u64 at = mw.zero_based_ ? mw.addr_ + addr : addr;
-			TRY(mw.mr_->check(pdn, at, len, 0));
-			return RemoteRef{mw.mr_, at};
-		}
-	}
-	auto mr = TRY(lookup(rkey, pdn, addr, len, need_access));
-	return RemoteRef{ktl::move(mr), addr};
 }
 
 } // namespace sroce

@@ -10,15 +10,13 @@
 // registration, and after LOCAL_INV / SEND_WITH_INV) and valid. Only valid
 // entries are found.
 //
-// Memory windows (later) live in the same key space: an entry gets a kind
-// (MR or MW). A type 1 window is allocated invalid and becomes valid when
+// Memory windows (mw.h) live in the same key space: an entry holds an MR
+// or a window. A type 1 window is allocated invalid and becomes valid when
 // bound; a type 2 window's variant is chosen by the consumer at bind time
-// (ibv_inc_rkey), like the key byte of a fast-registration MR, so entries
-// will also get "set the variant while invalid". A window refers to its MR
-// (or, for the non-contiguous layouts of seed 003, to a layout of MRs and
-// windows) by reference, and remote lookups then return a window-or-MR
-// handle whose for_each_chunk walks the layout. None of that exists yet:
-// every entry is an MR.
+// (ibv_inc_rkey), like the key byte of a fast-registration MR. A window
+// refers to its MR, or to a compiled layout of MRs and windows (seed 003,
+// mw_layout.h), by reference; lookups return a KeyRef (mw_layout.h), an MR
+// and address or a layout and offset, whose for_each_chunk walks either.
 #pragma once
 #include "id_alloc.h"
 #include "ktl/lock.h"
@@ -28,14 +26,10 @@ namespace sroce {
 
 class Mr;
 class Mw;
+class MwLayout;
 
-// What a remote key resolves to: the MR whose memory it reaches, and the
-// address there of the requested one (a zero-based window shifts it).
-struct RemoteRef {
-	ktl::RefPtr<Mr> mr;
-	u64 addr;
-	Mr *operator->() const { return mr.get(); }
-};
+struct KeyRef;
+struct LayoutSource;
 
 class MemoryKeyTable : ktl::NonCopyable {
 public:
@@ -68,28 +62,44 @@ public:
 	ktl::Result<void> remove(Mr &mr);
 
 	// Memory windows (mw.h): a key, state invalid; and out again, letting
-	// go of the MR it was bound to.
+	// go of the MR or layout it was bound to (-EBUSY, and it stays, while a
+	// bound layout includes it).
 	ktl::Result<u32> insert_mw(Mw &mw, bool user);
-	void remove_mw(Mw &mw);
+	ktl::Result<void> remove_mw(Mw &mw);
 	// A bind (IBV_WR_BIND_MW, or the ibv_bind_mw verb for type 1): the
 	// window at new_key's index gets new_key, a part of the MR mr_lkey
 	// names and rights. -EINVAL: no such window or MR, a window of the
 	// other type than `type1_verb` says, a type 2 window still bound, a
 	// key byte change where none is allowed, the range outside the MR, or
 	// rights beyond it (the MR needs MW_BIND, and remote write or atomic
-	// its local write); -EACCES: another PD. A type 1 window with length
-	// 0 is unbound (its new key then misses too).
+	// its local write); -EACCES: another PD; -EBUSY: a bound layout
+	// includes the window. A type 1 window with length 0 is unbound (its
+	// new key then misses too). With `layout` (a staged layout's handle;
+	// mr_lkey and addr ignored) the window takes the layout staged last,
+	// if its handle, length and rights are those given and what it
+	// includes is unchanged since it was compiled; -EINVAL otherwise.
 	struct Bind {
 		u32 new_key;
 		u32 mr_lkey;
 		u64 addr;
 		u64 length;
-		u32 access; // IB_ACCESS_REMOTE_*, ZERO_BASED
+		u32 access; // IB_ACCESS_REMOTE_*, ZERO_BASED, LOCAL_WRITE (the lkey)
 		u32 pdn;    // the QP's
 		u32 qpn;    // the QP's: a type 2 window is reachable through it only
 		bool type1_verb;
+		u32 layout;
 	};
 	ktl::Result<void> bind_mw(const Bind &b);
+
+	// Layouts (mw_layout.h). resolve_layout_source: what an entry's key
+	// names, for a layout of `self` with rights `access` (MwLayout::compile's
+	// errors). stage_layout: keeps layout as self's staged one, its new
+	// handle in *handle. source_current_locked: the source is still what
+	// resolve_layout_source saw.
+	ktl::Result<void> resolve_layout_source(u32 kind, u32 key, u32 pdn, const Mw &self, u32 access,
+						LayoutSource &out) const;
+	void stage_layout(Mw &mw, ktl::RefPtr<MwLayout> &layout, u32 *handle);
+	bool source_current_locked(const LayoutSource &s) const;
 
 	// Key lookups for the data path; each returns a reference. Errors:
 	//   -EINVAL: no such key (bad index, stale variant, freed or invalid);
@@ -99,12 +109,13 @@ public:
 	// rights (IBTA C9-88 even lets a zero-length RDMA request carry no key
 	// at all: the responder skips the lookup then).
 	// Local: need_access is a subset of LOCAL_WRITE | MW_BIND (0 = read).
-	ktl::Result<ktl::RefPtr<Mr>> lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len,
-						  u32 need_access) const;
+	// A window's key is an lkey when it was bound with LOCAL_WRITE (-EACCES
+	// otherwise), through any QP of its PD.
+	ktl::Result<KeyRef> lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len, u32 need_access) const;
 	// Remote: need_access is one or more of the REMOTE_* and FLUSH_* rights.
-	// A window's key (mw.h) resolves to its MR; it also misses for a type
-	// 2 window bound by another QP than qpn.
-	ktl::Result<RemoteRef> lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 addr, u64 len, u32 need_access) const;
+	// A window's key (mw.h) resolves to its MR or layout; it also misses
+	// for a type 2 window bound by another QP than qpn.
+	ktl::Result<KeyRef> lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 addr, u64 len, u32 need_access) const;
 
 	u32 in_use() const { return indices_.in_use(); }
 	static constexpr u32 index_of(u32 key) { return key >> 8; }
@@ -126,6 +137,10 @@ private:
 	ktl::Result<u32> take_index(bool user);
 	Entry *take_entry_locked(u32 index);
 	ktl::Result<ktl::RefPtr<Mr>> lookup(u32 key, u32 pdn, u64 addr, u64 len, u32 need) const;
+	ktl::Result<KeyRef> window_ref_locked(const Mw &mw, u64 addr, u64 len, u32 need_local) const;
+	// Ends mw's binding (MR or layout, uncounted there); what it held goes
+	// into *mr and *layout, to be let go outside the lock.
+	static void unbind_locked(Mw &mw, ktl::RefPtr<Mr> *mr, ktl::RefPtr<MwLayout> *layout);
 
 	// Lookups take the lock and a reference. To make them lockless (RCU):
 	// publish chunks with store_release (they are already never freed

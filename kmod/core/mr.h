@@ -83,6 +83,7 @@ public:
 private:
 	friend class ktl::RefCounted<Mr>;
 	friend class MemoryKeyTable;
+	friend class MwLayout;
 	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
 	template <typename T> friend void ktl::destroy(T *);
 	Mr(Pd &pd, const sroce_core_mr_init &init);

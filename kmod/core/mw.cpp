@@ -1,5 +1,5 @@
-// Memory windows: allocation and deallocation; binding, invalidation and
-// lookup are the key table's (mw.h, key_table.cpp).
+// Memory windows: allocation, deallocation and staging a layout; binding,
+// invalidation and lookup are the key table's (mw.h, key_table.cpp).
 #include "mw.h"
 #include "key_table.h"
 
@@ -8,10 +8,10 @@ namespace sroce {
 using ktl::Error;
 namespace err = ktl::err;
 
-ktl::Result<ktl::RefPtr<Mw>> Mw::create(Pd &pd, u8 type, bool user) {
-	if (type != type1 && type != type2)
+ktl::Result<ktl::RefPtr<Mw>> Mw::create(Pd &pd, u8 type, bool user, u32 max_descriptors) {
+	if ((type != type1 && type != type2) || max_descriptors > SROCE_MW_LAYOUT_MAX_DESCRIPTORS)
 		return Error::from_errno(err::inval);
-	auto mw = TRY(ktl::make_ref<Mw>(ktl::AllocCtx::may_sleep, pd, type));
+	auto mw = TRY(ktl::make_ref<Mw>(ktl::AllocCtx::may_sleep, pd, type, max_descriptors));
 	TRY(pd.device().keys().insert_mw(*mw, user));
 	return mw;
 }
@@ -20,9 +20,20 @@ Mw::~Mw() {
 	KTL_WARN_ON(in_table_);
 }
 
-void Mw::close() {
-	pd_->device().keys().remove_mw(*this);
+ktl::Result<void> Mw::close() {
+	TRY(pd_->device().keys().remove_mw(*this));
 	unref();
+	return {};
+}
+
+ktl::Result<void> Mw::stage_layout(const MwLayout::Spec &spec, sroce_mw_layout_resp &out) {
+	if (!max_descriptors_)
+		return Error::from_errno(err::inval);
+	MemoryKeyTable &keys = pd_->device().keys();
+	auto layout = TRY(MwLayout::compile(keys, *this, pdn(), spec, max_descriptors_));
+	out = {layout->length(), 0, layout->descriptors()};
+	keys.stage_layout(*this, layout, &out.handle);
+	return {};
 }
 
 } // namespace sroce

@@ -13,9 +13,18 @@
 // the binding. A window is either VA-based (the remote address is the
 // MR's) or zero-based (IBV_ACCESS_ZERO_BASED: offsets from the window's
 // start).
+//
+// A window allocated with room for layout pieces (srocedv_alloc_mw_ex:
+// max_descriptors) can instead be bound to a layout (mw_layout.h, seed
+// 003): stage_layout compiles one, and a bind naming its handle installs
+// it. Such a window is zero-based, and with LOCAL_WRITE among the bind's
+// rights its key is also an lkey. A bound window that a layout includes
+// cannot be rebound, invalidated or deallocated (-EBUSY) until that layout
+// is unbound.
 #pragma once
 #include "core.h"
 #include "mr.h"
+#include "mw_layout.h"
 
 namespace sroce {
 
@@ -24,10 +33,17 @@ public:
 	enum : u8 { type1 = 1, type2 = 2 };
 	// An invalid window of pd's; its key is in the table from here on.
 	// -EINVAL for another type, -ENOSPC when the table is full.
-	static ktl::Result<ktl::RefPtr<Mw>> create(Pd &pd, u8 type, bool user);
-	// ibv_dealloc_mw: the key misses from here on and the MR it was bound
-	// to is let go. Drops the caller's reference. May sleep.
-	void close();
+	// max_descriptors: the layout pieces it may be bound to (0: none;
+	// -EINVAL above SROCE_MW_LAYOUT_MAX_DESCRIPTORS).
+	static ktl::Result<ktl::RefPtr<Mw>> create(Pd &pd, u8 type, bool user, u32 max_descriptors = 0);
+	// ibv_dealloc_mw: the key misses from here on and the MR or layout it
+	// was bound to is let go. Drops the caller's reference. May sleep.
+	// -EBUSY, and nothing changes, while a bound layout includes it.
+	ktl::Result<void> close();
+	// Compiles a layout (MwLayout::compile's errors; -EINVAL for a window
+	// without descriptors) and keeps it for the next bind, replacing any
+	// staged before; out gets its length, handle and pieces. May sleep.
+	ktl::Result<void> stage_layout(const MwLayout::Spec &spec, sroce_mw_layout_resp &out);
 
 	u32 rkey() const { return key_; }
 	u8 type() const { return type_; }
@@ -38,25 +54,38 @@ public:
 	u64 addr() const { return addr_; }
 	u64 length() const { return length_; }
 	u32 access() const { return access_; }
-	bool bound() const { return mr_.get() != nullptr; }
+	bool bound() const { return mr_.get() != nullptr || layout_.get() != nullptr; }
+	u32 max_descriptors() const { return max_descriptors_; }
 
 private:
 	friend class ktl::RefCounted<Mw>;
 	friend class MemoryKeyTable;
+	friend class MwLayout;
 	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
 	template <typename T> friend void ktl::destroy(T *);
-	Mw(Pd &pd, u8 type) : pd_(&pd), type_(type) {}
+	Mw(Pd &pd, u8 type, u32 max_descriptors) : pd_(&pd), type_(type), max_descriptors_(max_descriptors) {}
 	~Mw();
 
 	ktl::RefPtr<Pd> pd_;
 	u8 type_;
 	bool in_table_ = false; // guarded by the key table's lock
 	u32 key_ = 0;           // set by the key table
+	u32 max_descriptors_;
 	// The binding, guarded by the key table's lock: the MR (null when
 	// unbound), the window [addr_, addr_ + length_) in the MR's addresses,
-	// its REMOTE_* rights, whether remote addresses are offsets, and for
-	// type 2 the QP that bound it.
+	// its REMOTE_* rights and LOCAL_WRITE (the lkey), whether remote
+	// addresses are offsets, and for type 2 the QP that bound it. Or a
+	// layout (then mr_ is null, addr_ 0 and zero_based_ set).
 	ktl::RefPtr<Mr> mr_;
+	ktl::RefPtr<MwLayout> layout_;
+	// Also under the key table's lock: the layout staged for the next bind
+	// and its handle; the bound layouts that include this window; a count
+	// of binding changes, which a staged layout that includes this window
+	// checks at its bind.
+	ktl::RefPtr<MwLayout> staged_;
+	u32 stage_handle_ = 0;
+	u32 users_ = 0;
+	u32 gen_ = 0;
 	u64 addr_ = 0;
 	u64 length_ = 0;
 	u32 access_ = 0;

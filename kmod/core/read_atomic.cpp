@@ -6,7 +6,7 @@
 // executing again).
 // Duplicate SEND/WRITEs are ACKed again.
 #include "key_table.h"
-#include "mr.h"
+#include "mw_layout.h"
 #include "param.h"
 #include "qp.h"
 
@@ -78,7 +78,7 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 			return;
 		}
 		auto mr = dev_->keys().lookup_rkey(a.rkey, n.pdn, qpn_, a.va, 8, ib::access::remote_atomic);
-		u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(mr.value().addr);
+		u64 *p = mr.is_error() ? nullptr : mr.value().atomic_ptr();
 		if (!p) {
 			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 			return;
@@ -136,7 +136,7 @@ bool Qp::execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return false;
 	}
 	auto mr = dev_->keys().lookup_rkey(r.rkey, resp_pdn_locked(), qpn_, r.va, sizeof(v), ib::access::remote_write);
-	u64 *p = mr.is_error() ? nullptr : mr.value()->atomic_ptr(mr.value().addr);
+	u64 *p = mr.is_error() ? nullptr : mr.value().atomic_ptr();
 	if (!p || sroce_env_pkt_read(rx.pkt, rx.payload_off, &v, sizeof(v))) {
 		nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 		return false;
@@ -208,7 +208,7 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 		// middle of a long READ ends it with a NAK.
 		auto mr = dev_->keys().lookup_rkey(e.rkey, e.pdn, qpn_, e.va, payload, ib::access::remote_read);
 		auto r = mr.is_error() ? ktl::Result<void>(mr.error())
-				       : mr.value()->copy_from(mr.value().addr, tx.data + tx.payload_off, payload);
+				       : mr.value().copy_from(tx.data + tx.payload_off, payload);
 		if (r.is_error()) {
 			tx_abort(tx);
 			e.pending = false;

@@ -5,7 +5,7 @@
 // UC drops a message with a gap; UD delivers single packets with a GRH.
 // READ, ATOMIC and ATOMIC WRITE execution and replay are in read_atomic.cpp.
 #include "key_table.h"
-#include "mr.h"
+#include "mw_layout.h"
 #include "ktl/byteorder.h"
 #include "param.h"
 #include "qp.h"
@@ -289,7 +289,7 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 			r = mr.error();
 		} else {
 			u32 at = rx.payload_off;
-			r = mr.value()->for_each_chunk(mr.value().addr, pi.payload_len, [&](u8 *kva, u32 c) -> ktl::Result<void> {
+			r = mr.value().for_each_chunk(pi.payload_len, [&](u8 *kva, u32 c) -> ktl::Result<void> {
 				int e = sroce_env_pkt_read(rx.pkt, at, kva, c);
 				at += c;
 				return ktl::from_rc(e);

@@ -2,7 +2,7 @@
 #include "sge.h"
 #include "ib_enums.h"
 #include "key_table.h"
-#include "mr.h"
+#include "mw_layout.h"
 
 namespace sroce {
 
@@ -11,7 +11,8 @@ namespace err = ktl::err;
 
 namespace {
 // Walks the SGEs covering [offset, offset + len) and calls
-// fn(mr, addr, chunk_len, done) for each piece.
+// fn(ref, chunk_len, done) for each piece, ref being what the SGE's key
+// resolved to at the piece's start (an MR, or a window: seed 003's lkey).
 template <typename Fn>
 ktl::Result<void> walk(Device &dev, const SgeList &l, u64 offset, u32 len, u32 access, Fn fn) {
 	u32 done = 0;
@@ -22,8 +23,8 @@ ktl::Result<void> walk(Device &dev, const SgeList &l, u64 offset, u32 len, u32 a
 			continue;
 		}
 		u32 n = u32(ktl::min(u64(s.length) - offset, u64(len - done)));
-		auto mr = TRY(dev.keys().lookup_lkey(s.lkey, l.pdn, s.addr + offset, n, access));
-		TRY(fn(*mr, s.addr + offset, n, done));
+		auto ref = TRY(dev.keys().lookup_lkey(s.lkey, l.pdn, s.addr + offset, n, access));
+		TRY(fn(ref, n, done));
 		done += n;
 		offset = 0;
 	}
@@ -43,22 +44,22 @@ ktl::Result<u64> sge_total(const SgeList &l) {
 }
 
 ktl::Result<void> sge_gather(Device &dev, const SgeList &l, u64 offset, u8 *dst, u32 len) {
-	return walk(dev, l, offset, len, 0, [&](Mr &mr, u64 addr, u32 n, u32 done) {
-		return mr.copy_from(addr, dst + done, n);
+	return walk(dev, l, offset, len, 0, [&](const KeyRef &ref, u32 n, u32 done) {
+		return ref.copy_from(dst + done, n);
 	});
 }
 
 ktl::Result<void> sge_scatter(Device &dev, const SgeList &l, u64 offset, const u8 *src, u32 len) {
-	return walk(dev, l, offset, len, ib::access::local_write, [&](Mr &mr, u64 addr, u32 n, u32 done) {
-		return mr.copy_to(addr, src + done, n);
+	return walk(dev, l, offset, len, ib::access::local_write, [&](const KeyRef &ref, u32 n, u32 done) {
+		return ref.copy_to(src + done, n);
 	});
 }
 
 ktl::Result<void> sge_scatter_pkt(Device &dev, const SgeList &l, u64 offset, sroce_env_pkt *pkt, u32 pkt_off,
 				  u32 len) {
-	return walk(dev, l, offset, len, ib::access::local_write, [&](Mr &mr, u64 addr, u32 n, u32 done) {
+	return walk(dev, l, offset, len, ib::access::local_write, [&](const KeyRef &ref, u32 n, u32 done) {
 		u32 at = pkt_off + done;
-		return mr.for_each_chunk(addr, n, [&](u8 *kva, u32 c) -> ktl::Result<void> {
+		return ref.for_each_chunk(n, [&](u8 *kva, u32 c) -> ktl::Result<void> {
 			int rc = sroce_env_pkt_read(pkt, at, kva, c);
 			at += c;
 			return ktl::from_rc(rc);

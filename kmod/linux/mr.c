@@ -282,30 +282,6 @@ static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/* Memory windows (kmod/core/mw.h): ib_core allocates struct sroce_mw and
- * checked the type (1 or 2). Bound by BIND_MW work requests in the core. */
-struct sroce_mw {
-	struct ib_mw ibmw;
-	struct sroce_core_mw *core;
-};
-
-static int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
-{
-	struct sroce_mw *mw = container_of(ibmw, struct sroce_mw, ibmw);
-	int err = sroce_core_mw_create(core_pd(ibmw->pd), ibmw->type, udata != NULL, &mw->core);
-
-	if (err)
-		return err;
-	ibmw->rkey = sroce_core_mw_rkey(mw->core);
-	return 0;
-}
-
-static int sroce_dealloc_mw(struct ib_mw *ibmw)
-{
-	sroce_core_mw_destroy(container_of(ibmw, struct sroce_mw, ibmw)->core);
-	return 0;
-}
-
 /*
  * ib_core (nldev.c fill_res_mr_entry) puts rkey and lkey only for callers
  * with CAP_NET_ADMIN, judged by netlink_capable() on the request, and then

@@ -325,6 +325,15 @@ int sroce_check_roce_ah_attr(const struct rdma_ah_attr *ah_attr);
 
 /* mr.c */
 extern const struct ib_device_ops sroce_mr_ops;
+/* mw.c: memory windows, bound by BIND_MW work requests in the core; a
+ * layout (seed 003) is staged by the driver method SROCE_METHOD_MW_STAGE_LAYOUT. */
+struct sroce_mw {
+	struct ib_mw ibmw;
+	struct sroce_core_mw *core;
+};
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
+extern const struct uapi_definition sroce_mw_uapi_defs[];
 int sroce_mr_init(void);
 void sroce_mr_exit(void);
 /* env.c: waits for the frees sroce_env_free_deferred queued. */

@@ -14,6 +14,7 @@
 #include "env_host.h"
 #include "key_table.h"
 #include "mr.h"
+#include "mw_layout.h"
 
 extern "C" {
 #include "core.h"

@@ -247,7 +247,7 @@ TEST_CASE("pages are released once, by the last reference", "[core][mr]") {
 		u32 key = sroce_core_mr_lkey(h);
 		auto r = f.keys().lookup_lkey(key, f.pdn, 0x1000, 8, acc::local_write);
 		REQUIRE_FALSE(r.is_error());
-		ktl::RefPtr<Mr> held = r.release_value();
+		ktl::RefPtr<Mr> held = r.release_value().mr;
 		sroce_core_mr_destroy(h);
 		CHECK(rel.calls == 0);
 		// The key is gone at once, but the holder's access still works.
@@ -277,7 +277,7 @@ TEST_CASE("the last reference may drop under a spinlock: nothing that sleeps is 
 	auto *h = reg(f.dev, f.pd, 0x100000, 1024 * PAGE, acc::local_write, pg, &rel);
 	auto r = f.keys().lookup_lkey(sroce_core_mr_lkey(h), f.pdn, 0x100000, 8, acc::local_write);
 	REQUIRE_FALSE(r.is_error());
-	ktl::RefPtr<Mr> held = r.release_value();
+	ktl::RefPtr<Mr> held = r.release_value().mr;
 	sroce_core_mr_destroy(h);
 	ktl::SpinLock qp_lock(SROCE_LOCK_QP);
 	REQUIRE_FALSE(qp_lock.init().is_error());

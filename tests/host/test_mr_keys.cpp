@@ -34,7 +34,7 @@ TEST_CASE("key lookups check state, PD, rights and bounds", "[core][mr][keys]") 
 	SECTION("local") {
 		auto r = keys.lookup_lkey(kro, f.pdn, iova, PAGE, 0);
 		REQUIRE_FALSE(r.is_error());
-		CHECK(r.value().get() == &mr_of(ro));
+		CHECK(r.value().mr.get() == &mr_of(ro));
 		CHECK(err(keys.lookup_lkey(kro, f.pdn, iova, 1, acc::local_write)) == -EACCES);
 		CHECK(err(keys.lookup_lkey(krw, f.pdn, iova, 2 * PAGE, acc::local_write)) == 0);
 		CHECK(err(keys.lookup_lkey(krw, f.pdn, iova + 1, 2 * PAGE, 0)) == -ERANGE);
@@ -283,7 +283,7 @@ TEST_CASE("lookups and data access race with registration and destroy", "[core][
 					misses++;
 					continue;
 				}
-				auto mr = r.release_value();
+				auto mr = r.release_value().mr;
 				memset(buf, t, sizeof(buf));
 				if (mr->copy_to(iova, buf, sizeof(buf)).is_error() ||
 				    mr->copy_from(iova + 1, buf, sizeof(buf) - 1).is_error())

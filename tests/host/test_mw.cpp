@@ -5,49 +5,13 @@
 // an MR that cannot be deregistered while windows are bound to it.
 #include <catch2/catch.hpp>
 
-#include "ib_enums.h"
-#include "transport_fixture.h"
+#include "mw_fixture.h"
 
 using namespace tfx;
+using namespace mwfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int page = 4096;
-constexpr unsigned int bindable = ib::access::local_write | ib::access::mw_bind;
-constexpr unsigned int rw = ib::access::local_write | ib::access::remote_write | ib::access::remote_read;
-
-unsigned int next_key(unsigned int key) { return (key & ~0xffu) | ((key + 1) & 0xffu); }
-
-sroce_wqe bind(uint64_t wr_id, unsigned int new_key, unsigned int mr_lkey, uint64_t addr, uint64_t len,
-	       unsigned int access, bool type1) {
-	sroce_wqe w = wqe(wr_id, ib::wr_bind_mw, 0, SROCE_WQE_SIGNALED | (type1 ? SROCE_WQE_BIND_TYPE1 : 0));
-	w.reg.new_key = new_key;
-	w.reg.mr_lkey = mr_lkey;
-	w.reg.addr = addr;
-	w.reg.length = len;
-	w.reg.access = access;
-	return w;
-}
-
-
-sroce_wqe keyed(uint64_t wr_id, unsigned char op, unsigned int key, unsigned int nsge) {
-	sroce_wqe w = wqe(wr_id, op, nsge);
-	w.imm_or_inv = key;
-	return w;
-}
-
-
-struct Window {
-	sroce_core_mw *mw = nullptr;
-	Window(Node &n, unsigned int type) { REQUIRE(sroce_core_mw_create(n.pd, type, 0, &mw) == 0); }
-	~Window() { sroce_core_mw_destroy(mw); }
-	unsigned int key() const { return sroce_core_mw_rkey(mw); }
-	void release() {
-		sroce_core_mw_destroy(mw);
-		mw = nullptr;
-	}
-};
-
 // Node b's MR (LOCAL_WRITE | MW_BIND, no remote right of its own) and its
 // windows; node a writes and reads through them.
 struct Pair {

@@ -19,16 +19,35 @@ extern "C" {
 #endif
 
 /* Bits of srocedv_device_attr.comp_mask: set by the caller for the fields
- * it wants, cleared by the library for those it could not fill. None are
- * defined yet; the feature fields arrive with the features. */
+ * it wants, cleared by the library for those it could not fill. */
 enum srocedv_device_attr_mask {
-	SROCEDV_DEVICE_ATTR_MASK_RESERVED = 0,
+	SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS = 1 << 0, /* mw_layout_caps */
+};
+
+/* Non-contiguous memory windows (seed 003's ibv_ncm_caps). */
+enum srocedv_mw_layout_general_caps {
+	SROCEDV_MW_LAYOUT_SUPPORT_COMPOSITE = 1 << 0,
+	SROCEDV_MW_LAYOUT_SUPPORT_INTERLEAVED = 1 << 1,
+	SROCEDV_MW_LAYOUT_SUPPORT_INTERLEAVED_REPETITION = 1 << 2,
+	SROCEDV_MW_LAYOUT_SUPPORT_INTERLEAVED_NONUNIFORM_REPETITION = 1 << 3,
+	/* Entries of an interleaved layout running out in different rounds:
+	 * not supported (EINVAL). */
+	SROCEDV_MW_LAYOUT_SUPPORT_INTERLEAVED_NONUNIFORM_TOTAL_ITEMS = 1 << 4,
+};
+
+struct srocedv_mw_layout_caps {
+	uint64_t general_caps;         /* enum srocedv_mw_layout_general_caps */
+	uint32_t max_list_size;        /* entries of one layout */
+	uint32_t max_recursion_depth;  /* layouts of layouts: levels */
+	uint32_t max_stride_dimension; /* stride dimensions of one entry */
+	uint32_t max_descriptors;      /* srocedv_mw_alloc_attr.max_descriptors */
 };
 
 struct srocedv_device_attr {
 	uint64_t comp_mask;     /* in: wanted fields; out: filled fields */
 	uint32_t abi_version;   /* kernel <-> provider ABI (always filled) */
 	uint32_t flags;         /* enum srocedv_device_flags (always filled) */
+	struct srocedv_mw_layout_caps mw_layout_caps; /* SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS */
 };
 
 enum srocedv_device_flags {
@@ -177,6 +196,128 @@ enum srocedv_flush_level {                            /* enum ibv_selectivity_le
  */
 void srocedv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,
 		      uint8_t type, uint8_t level);
+
+/*
+ * Non-contiguous memory windows (seed 003; Documentation/memory.md,
+ * "Layouts"; srocedv_alloc_mw_ex(3), srocedv_bind_mw(3)).
+ *
+ * A window allocated with descriptors can be bound to a layout: a list of
+ * entries, each a part of an MR or of another bound window, either one
+ * after another (composite) or in rounds of equally spaced items
+ * (interleaved, with up to max_stride_dimension strides per entry and a
+ * per-entry repeat count for 2:1 and other non-uniform interleaving). Its
+ * key then reaches exactly the bytes the layout lists, as offsets
+ * 0..length-1 (a layout window is zero-based), for RDMA READ, WRITE and
+ * atomics from the peer; bound with IBV_ACCESS_LOCAL_WRITE the same key is
+ * also an lkey, for SGEs of sends and receives.
+ *
+ * The seed's names are ibv_*; libibverbs 44 has no such API, and the
+ * seed's bind flag (bit 7) is IBV_ACCESS_HUGETLB there: the srocedv names
+ * below keep its semantics, with SROCEDV_ACCESS_BIND_MW_NONCONTIG at bit 30.
+ */
+#define SROCEDV_ACCESS_BIND_MW_NONCONTIG (1 << 30)
+
+struct srocedv_mw_alloc_attr {
+	uint64_t comp_mask;        /* 0 */
+	enum ibv_mw_type type;     /* IBV_MW_TYPE_1 or IBV_MW_TYPE_2 */
+	uint32_t max_descriptors;  /* the pieces a layout compiles to (caps) */
+};
+
+/* ibv_alloc_mw with room for layouts: NULL and errno on failure (EINVAL
+ * beyond the caps or a comp_mask, EOPNOTSUPP on another device). A layout
+ * takes one descriptor per contiguous piece it reaches (a matrix column of
+ * N rows: N; a composite of three ranges: 3), so a composite of two
+ * windows needs the sum of theirs. Free with ibv_dealloc_mw, which fails
+ * with EBUSY while a bound layout includes the window. */
+struct ibv_mw *srocedv_alloc_mw_ex(struct ibv_pd *pd, const struct srocedv_mw_alloc_attr *attr);
+
+struct srocedv_mw_attr {
+	uint64_t comp_mask;        /* 0 */
+	uint32_t max_descriptors;  /* as allocated (0: ibv_alloc_mw's) */
+	uint32_t lkey;             /* the window's key (an lkey only when bound
+				    * with IBV_ACCESS_LOCAL_WRITE) */
+};
+/* 0, or EINVAL (NULL) or EOPNOTSUPP (not a sroce window). */
+int srocedv_query_mw(struct ibv_mw *mw, struct srocedv_mw_attr *attr);
+
+enum srocedv_mw_entry_type {
+	SROCEDV_MW_ENTRY_USE_MR = 0,
+	SROCEDV_MW_ENTRY_USE_MW = 1,
+};
+
+struct srocedv_mw_stride {
+	uint64_t stride;           /* bytes from one item to the next along it */
+	uint64_t count;            /* items along it (>= 1) */
+};
+
+struct srocedv_mw_layout_entry {
+	uint32_t comp_mask;        /* 0 */
+	enum srocedv_mw_entry_type mem_obj_type;
+	union {
+		struct ibv_mr *mr;
+		struct ibv_mw *mw; /* bound; its rkey then names it */
+	};
+	/* Composite: the entry's bytes [addr, addr + length). Interleaved: its
+	 * items of `length` bytes at addr + sum(i_d * stride_d), dimension 0
+	 * varying fastest. Addresses are the MR's, or the window's own (VA or
+	 * offsets, as it was bound). */
+	uint64_t addr;
+	uint64_t length;
+	struct {
+		uint64_t repeat_count;     /* items per round (0 = 1) */
+		uint32_t dimension_count;  /* 0..max_stride_dimension */
+		struct srocedv_mw_stride *dimension;
+	} interleaved;
+};
+
+enum srocedv_mw_layout_type {
+	SROCEDV_MW_LAYOUT_TYPE_COMPOSITE = 0,
+	SROCEDV_MW_LAYOUT_TYPE_INTERLEAVED = 1,
+};
+
+struct srocedv_mw_layout {
+	uint32_t comp_mask;        /* 0 */
+	enum srocedv_mw_layout_type type;
+	uint32_t entry_count;      /* 1..max_list_size */
+	struct srocedv_mw_layout_entry *entries;
+};
+
+struct srocedv_mw_bind_info {
+	union {
+		struct {           /* without SROCEDV_ACCESS_BIND_MW_NONCONTIG */
+			struct ibv_mr *mr;
+			uint64_t addr;
+			uint64_t length;
+		};
+		const struct srocedv_mw_layout *layout; /* with it */
+	};
+	int mw_access_flags;       /* ibv_access_flags | SROCEDV_ACCESS_BIND_MW_NONCONTIG */
+};
+
+struct srocedv_mw_bind {
+	uint64_t wr_id;
+	unsigned int send_flags;   /* IBV_SEND_SIGNALED, IBV_SEND_FENCE */
+	uint32_t rkey;             /* type 2: the new key (ibv_inc_rkey); type 1: ignored */
+	struct srocedv_mw_bind_info bind_info;
+};
+
+/*
+ * srocedv_bind_mw - binds a window of either type on qp, to a range of an
+ * MR or (SROCEDV_ACCESS_BIND_MW_NONCONTIG) to a layout, in the order of
+ * qp's send queue; the completion (IBV_WC_BIND_MW, or IBV_WC_MW_BIND_ERR)
+ * comes as for ibv_bind_mw. The layout is checked and compiled before the
+ * post, so a bad layout fails here with an errno and nothing posted:
+ * EINVAL (malformed, a key that names no valid MR or bound window, strides
+ * that overlap, entries running out in different rounds, a window without
+ * descriptors), E2BIG (more entries, dimensions, items or pieces than the
+ * caps and the window allow), ELOOP (the window itself among its entries,
+ * or nesting deeper than max_recursion_depth), EOVERFLOW, ERANGE (an entry
+ * outside its MR or window), EACCES (another PD, or rights an entry lacks:
+ * a window passes on only its own; an MR needs IBV_ACCESS_MW_BIND, and
+ * IBV_ACCESS_LOCAL_WRITE for remote write, atomics or the lkey). The
+ * window's key changes with the post (mw->rkey).
+ */
+int srocedv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct srocedv_mw_bind *bind);
 
 /* True if the device behind context is driven by sroce. */
 static inline bool srocedv_is_supported(struct ibv_context *context)
