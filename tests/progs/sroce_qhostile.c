@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../../libuser/sroce.h"
+#include "infiniband/srocedv.h"
 #include "progs_common.h"
 
 struct rig {
@@ -31,6 +32,7 @@ struct rig {
 	struct ibv_qp *qp;
 	struct ibv_ah *ah;
 	struct ibv_mr *mr;
+	struct ibv_mw *mw; /* a case's window, if it makes one */
 	char buf[4096];
 };
 
@@ -108,6 +110,8 @@ static int rig_down(struct rig *r)
 {
 	int err = 0;
 
+	if (r->mw)
+		err |= ibv_dealloc_mw(r->mw);
 	if (r->qp)
 		err |= ibv_destroy_qp(r->qp);
 	if (r->ah)
@@ -298,6 +302,43 @@ static void sc_bind_no_window(struct rig *r)
 	raw_publish(r->qp);
 }
 
+/* A layout bind (seed 003) names a staged layout by handle; a staged layout
+ * binds once. Bind one for real, then replay its WQE with the same handle
+ * (what a process rewriting its ring could do): the kernel has nothing
+ * staged under it any more, and the bind fails. */
+static void sc_bind_replayed_layout(struct rig *r)
+{
+	struct srocedv_mw_alloc_attr at = { .type = IBV_MW_TYPE_1, .max_descriptors = 4 };
+	struct srocedv_mw_layout_entry e = { .mem_obj_type = SROCEDV_MW_ENTRY_USE_MR, .length = 64 };
+	struct srocedv_mw_layout l = { .type = SROCEDV_MW_LAYOUT_TYPE_COMPOSITE, .entry_count = 1, .entries = &e };
+	struct srocedv_mw_bind b = { .wr_id = 1, .bind_info = { .layout = &l,
+				     .mw_access_flags = IBV_ACCESS_REMOTE_READ | SROCEDV_ACCESS_BIND_MW_NONCONTIG } };
+	struct sroce_wqe *w;
+	struct ibv_wc wc;
+	int n = 0;
+
+	ibv_dereg_mr(r->mr);
+	r->mr = ibv_reg_mr(r->pd, r->buf, sizeof(r->buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	r->mw = srocedv_alloc_mw_ex(r->pd, &at);
+	if (!r->mr || !r->mw)
+		return;
+	e.mr = r->mr;
+	e.addr = (uintptr_t)r->buf;
+	if (srocedv_bind_mw(r->qp, r->mw, &b))
+		return;
+	for (int i = 0; i < 100 && !n; i++, usleep(10000))
+		n = ibv_poll_cq(r->cq, 1, &wc);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "  the real layout bind completes");
+	w = raw_wqe(r->qp);
+	w->opcode = IBV_WR_BIND_MW;
+	w->flags = SROCE_WQE_SIGNALED | SROCE_WQE_BIND_TYPE1;
+	w->reg.new_key = ibv_inc_rkey(r->mw->rkey);
+	w->reg.length = 64;
+	w->reg.access = IBV_ACCESS_REMOTE_READ;
+	w->reg.layout = 1; /* the first (and consumed) staging's handle */
+	raw_publish(r->qp);
+}
+
 static void sc_local_inv_mr(struct rig *r)
 {
 	struct sroce_wqe *w = raw_wqe(r->qp);
@@ -413,6 +454,7 @@ static int mode_scribble(struct ibv_context *ctx)
 	run_case(ctx, IBV_QPT_UD, "UD WQE naming no AH", sc_bad_ah);
 	run_case(ctx, IBV_QPT_RC, "REG_MR (the kernel's) from a user ring", sc_reg_mr);
 	run_case(ctx, IBV_QPT_RC, "BIND_MW naming no window", sc_bind_no_window);
+	run_case(ctx, IBV_QPT_RC, "BIND_MW replaying a consumed layout's handle", sc_bind_replayed_layout);
 	run_case(ctx, IBV_QPT_RC, "LOCAL_INV of a page-list MR", sc_local_inv_mr);
 	run_case(ctx, IBV_QPT_UD, "UD SQ producer beyond the ring", sc_producer_beyond);
 	cq_consumer_case(ctx);
