@@ -37,6 +37,7 @@ struct sroce_core_counts {
 	unsigned long long cqs;
 	unsigned long long srqs;
 	unsigned long long mrs;
+	unsigned long long mws;     /* memory windows, until their last reference */
 	unsigned long long ahs;
 	unsigned long long pinned_pages;
 	unsigned long long pkts_in_flight; /* allocated by the core, not yet sent or freed */

@@ -118,7 +118,7 @@ constexpr sroce_core_view_field sroce_core_mr_view_fields[] = {
 };
 #define CNT(member) SROCE_VIEW_FIELD(sroce_core_counts, #member, member)
 constexpr sroce_core_view_field sroce_core_counts_fields[] = {
-	CNT(qps), CNT(cqs), CNT(srqs), CNT(mrs), CNT(ahs), CNT(pinned_pages), CNT(pkts_in_flight),
+	CNT(qps), CNT(cqs), CNT(srqs), CNT(mrs), CNT(mws), CNT(ahs), CNT(pinned_pages), CNT(pkts_in_flight),
 };
 #undef CNT
 constexpr sroce_core_view_field sroce_core_rx_counts_fields[] = {

@@ -66,6 +66,7 @@ struct DeviceCounts {
 	BoundedCount cqs;
 	BoundedCount srqs;
 	BoundedCount mrs;
+	BoundedCount mws;
 	BoundedCount ahs;
 	ktl::Atomic<u64> pinned_pages;
 	ktl::Atomic<u64> pkts_in_flight;

@@ -11,13 +11,16 @@ namespace err = ktl::err;
 ktl::Result<ktl::RefPtr<Mw>> Mw::create(Pd &pd, u8 type, bool user, u32 max_descriptors) {
 	if ((type != type1 && type != type2) || max_descriptors > SROCE_MW_LAYOUT_MAX_DESCRIPTORS)
 		return Error::from_errno(err::inval);
-	auto mw = TRY(ktl::make_ref<Mw>(ktl::AllocCtx::may_sleep, pd, type, max_descriptors));
+	// The key table bounds windows (with MRs); the count shows leaks.
+	auto mw = TRY(create_counted<Mw>(pd.device().counts().mws, ~0ull, err::nospc, ktl::AllocCtx::may_sleep, pd, type,
+					 max_descriptors));
 	TRY(pd.device().keys().insert_mw(*mw, user));
 	return mw;
 }
 
 Mw::~Mw() {
 	KTL_WARN_ON(in_table_);
+	pd_->device().counts().mws.put();
 }
 
 ktl::Result<void> Mw::close() {

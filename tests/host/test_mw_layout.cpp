@@ -388,3 +388,28 @@ TEST_CASE("mw layout: a rewritten bind WQE, or a layout whose memory changed sin
 		}
 	}
 }
+
+TEST_CASE("mw layout: windows are counted until their last reference", "[mw][layout]") {
+	Pair p;
+	Buffer &m = p.memory(page);
+	auto windows = [&] {
+		sroce_core_counts c{};
+		sroce_core_dev_counts(p.b.dev, &c);
+		return c.mws;
+	};
+	const unsigned int CO = SROCE_MW_LAYOUT_COMPOSITE;
+	Window outer(p.b, 1, 4);
+	{
+		Window inner(p.b, 1, 4);
+		CHECK(windows() == 2);
+		unsigned int ki = next_key(inner.key());
+		p.bound(inner, ki, CO, {{SROCE_MW_ENTRY_MR, p.f.lkey(m), p.iova(m), 64}}, remote);
+		// Staged, not bound: it holds the inner window's object, not the window.
+		REQUIRE(stage(outer, CO, {{SROCE_MW_ENTRY_MW, ki, 0, 64}}, remote).rc == 0);
+	}
+	CHECK(windows() == 2); // deallocated, still referenced by the staged layout
+	REQUIRE(stage(outer, CO, {{SROCE_MW_ENTRY_MR, p.f.lkey(m), p.iova(m), 64}}, remote).rc == 0);
+	CHECK(windows() == 1);
+	outer.release();
+	CHECK(windows() == 0);
+}

@@ -87,9 +87,9 @@ TEST_CASE("MR view table: each name reads its own member, with its flags", "[vie
 
 TEST_CASE("count tables: each name reads its own member", "[views]") {
 	sroce_core_counts c{};
-	c.qps = 1, c.cqs = 2, c.srqs = 3, c.mrs = 4, c.ahs = 5, c.pinned_pages = 1ull << 40, c.pkts_in_flight = 7;
+	c.qps = 1, c.cqs = 2, c.srqs = 3, c.mrs = 4, c.mws = 8, c.ahs = 5, c.pinned_pages = 1ull << 40, c.pkts_in_flight = 7;
 	CHECK(read_view(sroce_core_counts_fields, sroce_core_counts_nfields, c) ==
-	      std::map<std::string, unsigned long long>{{"qps", 1}, {"cqs", 2}, {"srqs", 3}, {"mrs", 4}, {"ahs", 5},
+	      std::map<std::string, unsigned long long>{{"qps", 1}, {"cqs", 2}, {"srqs", 3}, {"mrs", 4}, {"mws", 8}, {"ahs", 5},
 							{"pinned_pages", 1ull << 40}, {"pkts_in_flight", 7}});
 	sroce_core_rx_counts rx{};
 	rx.packets = 10, rx.bad_header = 11, rx.icrc_errors = 12, rx.bad_qpn = 13;

@@ -113,13 +113,13 @@ sroce_counts() {
 }
 
 # counts_zero IBDEV: nothing but the kernel's own objects is alive: ib_mad's
-# QP1 (a GSI QP), its CQ and its PD's DMA MR; no SRQ, AH, pinned page or
-# packet in flight.
+# QP1 (a GSI QP), its CQ and its PD's DMA MR; no SRQ, memory window, AH,
+# pinned page or packet in flight.
 counts_zero() {
 	sroce_counts "$1" | awk '
 		{ print }
 		($1 == "qps" || $1 == "cqs" || $1 == "mrs") && $2 != 1 { bad = 1 }
-		($1 == "srqs" || $1 == "ahs" || $1 == "pinned_pages" || $1 ~ /pkts_in_flight$/ ||
+		($1 == "srqs" || $1 == "mws" || $1 == "ahs" || $1 == "pinned_pages" || $1 ~ /pkts_in_flight$/ ||
 		 $1 == "paths") && $2 != 0 { bad = 1 }
 		END { exit bad }'
 }
@@ -130,7 +130,7 @@ counts_zero() {
 counts_zero_but_cqs() {
 	sroce_counts "$1" | awk '
 		($1 == "qps" || $1 == "mrs") && $2 != 1 { bad = 1 }
-		($1 == "srqs" || $1 == "ahs" || $1 == "pinned_pages" || $1 ~ /pkts_in_flight$/ ||
+		($1 == "srqs" || $1 == "mws" || $1 == "ahs" || $1 == "pinned_pages" || $1 ~ /pkts_in_flight$/ ||
 		 $1 == "paths") && $2 != 0 { bad = 1 }
 		END { exit bad }'
 }
