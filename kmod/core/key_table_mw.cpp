@@ -35,7 +35,7 @@ void MemoryKeyTable::unbind_locked(Mw &mw, ktl::RefPtr<Mr> *mr, ktl::RefPtr<MwLa
 ktl::Result<void> MemoryKeyTable::remove_mw(Mw &mw) {
 	u32 index = index_of(mw.key_);
 	ktl::RefPtr<Mr> mr; // let go outside the lock: it may be the last reference
-	ktl::RefPtr<MwLayout> layout, staged;
+	ktl::RefPtr<MwLayout> layout, staged[Mw::staged_max];
 	{
 		ktl::Guard g(lock_);
 		Entry *e = entry_locked(index);
@@ -47,7 +47,8 @@ ktl::Result<void> MemoryKeyTable::remove_mw(Mw &mw) {
 		e->state = State::free;
 		mw.in_table_ = false;
 		unbind_locked(mw, &mr, &layout);
-		staged = ktl::move(mw.staged_);
+		for (u32 i = 0; i < Mw::staged_max; i++)
+			staged[i] = ktl::move(mw.staged_[i]);
 	}
 	indices_.free(index);
 	return {};
@@ -56,10 +57,12 @@ ktl::Result<void> MemoryKeyTable::remove_mw(Mw &mw) {
 void MemoryKeyTable::stage_layout(Mw &mw, ktl::RefPtr<MwLayout> &layout, u32 *handle) {
 	ktl::RefPtr<MwLayout> old = ktl::move(layout); // the replaced one goes after the lock
 	ktl::Guard g(lock_);
-	ktl::swap(old, mw.staged_);
 	// Never 0: a bind WQE's reg.layout 0 means no layout.
 	if (++mw.stage_handle_ == 0)
 		mw.stage_handle_ = 1;
+	u32 slot = mw.stage_handle_ % Mw::staged_max;
+	ktl::swap(old, mw.staged_[slot]);
+	mw.staged_handle_[slot] = mw.stage_handle_;
 	*handle = mw.stage_handle_;
 }
 
@@ -145,13 +148,15 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	if (mw.users_)
 		return Error::from_errno(err::busy);
 	if (b.layout) {
-		MwLayout *l = mw.staged_.get();
-		if (!l || b.layout != mw.stage_handle_ || b.length != l->length() ||
+		const u32 slot = b.layout % Mw::staged_max;
+		MwLayout *l = mw.staged_handle_[slot] == b.layout ? mw.staged_[slot].get() : nullptr;
+		if (!l || b.length != l->length() ||
 		    (b.access & (acc::remote | acc::local_write)) != l->access() || !l->sources_current_locked(*this))
 			return Error::from_errno(err::inval);
 		unbind_locked(mw, &old, &old_layout);
 		l->pin_locked(true);
-		mw.layout_ = ktl::move(mw.staged_);
+		mw.layout_ = ktl::move(mw.staged_[slot]);
+		mw.staged_handle_[slot] = 0;
 		mw.addr_ = 0;
 		mw.zero_based_ = true;
 	} else if (mw.type_ == Mw::type1 && b.length == 0) {

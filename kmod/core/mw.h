@@ -41,8 +41,9 @@ public:
 	// -EBUSY, and nothing changes, while a bound layout includes it.
 	ktl::Result<void> close();
 	// Compiles a layout (MwLayout::compile's errors; -EINVAL for a window
-	// without descriptors) and keeps it for the next bind, replacing any
-	// staged before; out gets its length, handle and pieces. May sleep.
+	// without descriptors) and keeps it for a bind naming its handle (the
+	// fifth staging after it drops it); out gets its length, handle and
+	// pieces. May sleep.
 	ktl::Result<void> stage_layout(const MwLayout::Spec &spec, sroce_mw_layout_resp &out);
 
 	u32 rkey() const { return key_; }
@@ -78,11 +79,14 @@ private:
 	// layout (then mr_ is null, addr_ 0 and zero_based_ set).
 	ktl::RefPtr<Mr> mr_;
 	ktl::RefPtr<MwLayout> layout_;
-	// Also under the key table's lock: the layout staged for the next bind
-	// and its handle; the bound layouts that include this window; a count
-	// of binding changes, which a staged layout that includes this window
-	// checks at its bind.
-	ktl::RefPtr<MwLayout> staged_;
+	// Also under the key table's lock: the layouts staged for binds not yet
+	// executed, the last staged_max of them (binds may be posted back to
+	// back), handle h in slot h % staged_max; the last handle given; the
+	// bound layouts that include this window; a count of binding changes,
+	// which a staged layout that includes this window checks at its bind.
+	static constexpr u32 staged_max = 4;
+	ktl::RefPtr<MwLayout> staged_[staged_max];
+	u32 staged_handle_[staged_max] = {};
 	u32 stage_handle_ = 0;
 	u32 users_ = 0;
 	u32 gen_ = 0;

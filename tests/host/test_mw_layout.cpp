@@ -408,8 +408,36 @@ TEST_CASE("mw layout: windows are counted until their last reference", "[mw][lay
 		REQUIRE(stage(outer, CO, {{SROCE_MW_ENTRY_MW, ki, 0, 64}}, remote).rc == 0);
 	}
 	CHECK(windows() == 2); // deallocated, still referenced by the staged layout
-	REQUIRE(stage(outer, CO, {{SROCE_MW_ENTRY_MR, p.f.lkey(m), p.iova(m), 64}}, remote).rc == 0);
+	// Four more stagings push that one out (a window keeps its last four).
+	for (int i = 0; i < 4; i++)
+		REQUIRE(stage(outer, CO, {{SROCE_MW_ENTRY_MR, p.f.lkey(m), p.iova(m), 64}}, remote).rc == 0);
 	CHECK(windows() == 1);
 	outer.release();
 	CHECK(windows() == 0);
+}
+
+TEST_CASE("mw layout: binds posted back to back each take their own staged layout", "[mw][layout]") {
+	Pair p;
+	Buffer &m = p.memory(page);
+	const unsigned int CO = SROCE_MW_LAYOUT_COMPOSITE;
+	Window w(p.b, 1, 4);
+	std::vector<Staged> s;
+	for (unsigned int i = 0; i < 5; i++) {
+		s.push_back(stage(w, CO, {{SROCE_MW_ENTRY_MR, p.f.lkey(m), p.iova(m) + 64 * i, 64}}, remote));
+		REQUIRE(s.back().rc == 0);
+	}
+	// The first staging was dropped by the fifth; the other four bind, in
+	// order, each to its own range.
+	unsigned int k = w.key();
+	for (unsigned int i = 1; i < 5; i++) {
+		k = next_key(k);
+		REQUIRE(p.f.post_send(p.qb, bind_layout(10 + i, k, s[i].resp, remote, true), {}) == 0);
+	}
+	std::vector<sroce_cqe> c;
+	REQUIRE(p.f.wait_cqes(p.b, 4, c));
+	for (const sroce_cqe &e : c)
+		CHECK(e.status == ib::wc_success);
+	CHECK(p.write(0, k, 64) == ib::wc_success);
+	CHECK(std::memcmp(m.data + 4 * 64, p.la.data, 64) == 0);
+	CHECK(p.bind_apart(bind_layout(20, next_key(k), s[0].resp, remote, true)).status == ib::wc_mw_bind_err);
 }
