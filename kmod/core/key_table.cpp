@@ -87,15 +87,21 @@ MemoryKeyTable::Entry *MemoryKeyTable::take_entry_locked(u32 index) {
 	return e;
 }
 
-ktl::Result<u32> MemoryKeyTable::insert(Mr &mr, bool user) {
+// An MR or a window into a fresh entry, state invalid: its slot of the
+// entry (Entry::mr or Entry::mw) names it, and it learns its key.
+template <typename T> ktl::Result<u32> MemoryKeyTable::insert_object(T &obj, T *Entry::*slot, bool user) {
 	u32 index = TRY(take_index(user));
 	ktl::Guard g(lock_);
 	Entry *e = take_entry_locked(index);
-	e->mr = &mr;
-	mr.key_ = e->key;
-	mr.in_table_ = true;
+	e->*slot = &obj;
+	obj.key_ = e->key;
+	obj.in_table_ = true;
 	return e->key;
 }
+
+ktl::Result<u32> MemoryKeyTable::insert(Mr &mr, bool user) { return insert_object(mr, &Entry::mr, user); }
+
+ktl::Result<u32> MemoryKeyTable::insert_mw(Mw &mw, bool user) { return insert_object(mw, &Entry::mw, user); }
 
 void MemoryKeyTable::enable(Mr &mr) {
 	ktl::Guard g(lock_);

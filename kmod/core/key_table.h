@@ -136,6 +136,7 @@ private:
 	ktl::Result<void> ensure_chunk(u32 index);
 	ktl::Result<u32> take_index(bool user);
 	Entry *take_entry_locked(u32 index);
+	template <typename T> ktl::Result<u32> insert_object(T &obj, T *Entry::*slot, bool user);
 	ktl::Result<ktl::RefPtr<Mr>> lookup(u32 key, u32 pdn, u64 addr, u64 len, u32 need) const;
 	ktl::Result<KeyRef> window_ref_locked(const Mw &mw, u64 addr, u64 len, u32 need_local) const;
 	// Ends mw's binding (MR or layout, uncounted there); what it held goes

@@ -12,16 +12,6 @@ using ktl::Error;
 namespace err = ktl::err;
 namespace acc = ib::access;
 
-ktl::Result<u32> MemoryKeyTable::insert_mw(Mw &mw, bool user) {
-	u32 index = TRY(take_index(user));
-	ktl::Guard g(lock_);
-	Entry *e = take_entry_locked(index);
-	e->mw = &mw;
-	mw.key_ = e->key;
-	mw.in_table_ = true;
-	return e->key;
-}
-
 void MemoryKeyTable::unbind_locked(Mw &mw, ktl::RefPtr<Mr> *mr, ktl::RefPtr<MwLayout> *layout) {
 	if (mw.mr_)
 		mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
