@@ -8,12 +8,16 @@
 #                    [--out DIR] [--doc DIR]
 #
 # Defaults: 3 runs per figure, 4 s bandwidth runs, 300 latency exchanges;
-# 126 perftest runs of ~16 s each under TCG, about 35 min in all: run it on
-# a quiet machine. --filter selects cases ("TEST BYTES QPS", extended
-# regex, e.g. 'ib_write_bw 65536 1|_lat'), for a quick look (a few minutes);
-# the page then shows only those rows. --no-ksoftirqd-rt leaves ksoftirqd
-# at its normal priority (the ping-pong latencies then show the 4 ms tick,
-# see the page). --sroce-params loads sroce with those module parameters,
+# 126 perftest runs of ~16 s each under TCG, then the programs' runs of
+# ~7 s each (sroce_post_rate: 12; sroce_bench_column, a matrix column sent
+# three ways: 30), about 40 min in all: run it on a quiet machine.
+# --filter selects cases ("TEST BYTES QPS", extended regex, e.g.
+# 'ib_write_bw 65536 1|_lat', 'post_rate', 'column', 'column_sge 32768'),
+# for a quick look (a few minutes); the page then shows only those rows:
+# give a filtered run its own --doc (and --out) and copy its section into
+# Documentation/benchmarks.md by hand, or the whole page is replaced.
+# --no-ksoftirqd-rt leaves ksoftirqd at its normal priority (the ping-pong
+# latencies then show the 4 ms tick, see the page). --sroce-params loads sroce with those module parameters,
 # e.g. "sq_poll=0" (the page lists what was loaded). The raw perftest
 # outputs stay in --out (default build/bench/last).
 #
@@ -63,8 +67,10 @@ echo "bench: host micro-benchmark"
 column -t "$out/micro.tsv"
 
 # Boot, setup and ~16 s per bandwidth run (duration 4), ~10 s per latency
-# run, both drivers, with a margin: TCG on a busy host is slow.
-timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15)))
+# run, both drivers, with a margin: TCG on a busy host is slow; then the
+# programs' 14 runs per round (post_rate 4, column 10), each with a setup
+# (sroce_bench_column registers a 128 MiB matrix).
+timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15) + runs * 14 * (duration + 30)))
 lock=()
 [ -n "${VM_LOCK:-}" ] && lock=(flock "$VM_LOCK")
 kargs=()

@@ -174,6 +174,32 @@ for mode in post wr; do
 	done
 done
 
+# Sending one column of a ROWS x ROWS matrix of 8-byte cells
+# (tests/progs/sroce_bench_column.c), three ways: through a non-contiguous
+# window's lkey (mw, sroce only: rxe has no layouts), one SGE per cell (sge)
+# and packed by memcpy (pack); one process, pinned to CPU 1, as post_rate.
+# Rows "column_mw|column_sge|column_pack BYTES 1" in runs.tsv, BYTES the
+# column's, ROWS * 8.
+column() {
+	local drv=$1 way=$2 rows=$3 run=$4 rc
+	local f="$out/raw/$drv.column_$way.$((rows * 8)).q1.$run"
+	timeout 200 taskset -c 1 "$PROGS/sroce_bench_column" "${dev2[$drv]}" "${dev1[$drv]}" "$way" "$rows" "$dur" >"$f" 2>&1
+	rc=$?
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$drv" "column_$way" $((rows * 8)) 1 "$run" "0/$rc" \
+		"raw/${f##*/raw/}" >>"$out/runs.tsv"
+	echo "$(date +%T) $drv column_$way $rows rows run $run: exit $rc, $(tail -1 "$f" | tr -s ' ')"
+}
+# The ways interleave too: mw, sge, pack, mw, sge, pack, ...
+for rows in 64 4096; do
+	for r in $(seq 1 "$runs"); do
+		for way in mw sge pack; do
+			echo "column_$way $((rows * 8)) 1" | grep -qE -- "$filter" || continue
+			column sroce $way $rows "$r"
+			[ $way = mw ] || column rxe $way $rows "$r"
+		done
+	done
+done
+
 ip netns del h1
 ip netns del h2
 rdma link del rxe1

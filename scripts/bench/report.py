@@ -18,6 +18,34 @@ BW_TESTS = ("ib_send_bw", "ib_write_bw", "ib_read_bw")
 LAT_TESTS = ("ib_send_lat", "ib_write_lat", "ib_read_lat")
 # tests/progs/sroce_post_rate: 64 B WRITE message rate (Mpps) by posting interface.
 POST_TESTS = ("post_rate_post", "post_rate_wr")
+# tests/progs/sroce_bench_column: one matrix column (BYTES = ROWS * 8) by way,
+# in columns per second.
+COLUMN_TESTS = ("column_mw", "column_sge", "column_pack")
+COLUMN_ROWS = (64, 4096)
+
+
+def parse_column(path):
+    """sroce_bench_column's result: {"rate": columns/s, "bind_us": the
+    window's bind or None}, or None."""
+    try:
+        lines = open(path, errors="replace").read().splitlines()
+    except OSError:
+        return None
+    out = {"rate": None, "bind_us": None, "wrs": None}
+    for i, line in enumerate(lines):
+        m = re.match(r"bind: ([0-9.]+) us", line)
+        if m:
+            out["bind_us"] = float(m.group(1))
+        m = re.search(r"(\d+) SGE\(s\) per WR, (\d+) WR\(s\) per column", line)
+        if m:
+            out["wrs"] = (int(m.group(1)), int(m.group(2)))
+        if line.startswith("#rows") and i + 1 < len(lines):
+            f = lines[i + 1].split()
+            try:
+                out["rate"] = float(f[3])
+            except (IndexError, ValueError):
+                return None
+    return out if out["rate"] is not None else None
 
 
 def parse_perftest(path, test, bytes_):
@@ -102,16 +130,25 @@ def main():
         pass
 
     # (driver, test, bytes, qps) -> list of values; failures counted apart.
-    vals, fails = {}, {}
+    vals, fails, binds, col_wrs = {}, {}, {}, {}
     for line in open(os.path.join(vm, "runs.tsv")):
         f = line.rstrip("\n").split("\t")
         if len(f) < 7:
             continue
         drv, test, bytes_, qps, _run, status, raw = f[:7]
         key = (drv, test, int(bytes_), int(qps))
-        r = parse_perftest(os.path.join(vm, raw), test, int(bytes_)) if status == "0/0" else None
+        if test in COLUMN_TESTS:
+            r = parse_column(os.path.join(vm, raw)) if status == "0/0" else None
+        else:
+            r = parse_perftest(os.path.join(vm, raw), test, int(bytes_)) if status == "0/0" else None
         v = None
-        if r is not None:
+        if r is not None and test in COLUMN_TESTS:
+            v = r["rate"] if r["rate"] and r["rate"] > 0 else None
+            if r["wrs"]:
+                col_wrs.setdefault((test, int(bytes_)), set()).add(r["wrs"])
+            if v is not None and r["bind_us"] is not None:
+                binds.setdefault(key, []).append(r["bind_us"])
+        elif r is not None:
             if test in LAT_TESTS:
                 v = r["typical"]
                 if v is not None and r["unit"] == "cycles":
@@ -241,6 +278,66 @@ def main():
             ratio = f"{a[0] / b[0]:.2f}" if a and b and b[0] else "-"
             add(f"| {names[t]} | {c(a)} | {c(b)} | {ratio} |")
         add("")
+
+    col_rows = [(rows, t, stat(("sroce", t, rows * 8, 1)), stat(("rxe", t, rows * 8, 1)))
+                for rows in COLUMN_ROWS for t in COLUMN_TESTS]
+    col_rows = [x for x in col_rows if x[2] or x[3] or any(
+        fails.get((d, x[1], x[0] * 8, 1)) for d in ("sroce", "rxe"))]
+    if col_rows:
+        add("### Sending a matrix column: window, SGE list, packing")
+        add("")
+        add("`tests/progs/sroce_bench_column.c`: one column of a ROWS x ROWS matrix of 8-byte cells (one")
+        add("MR) goes by RDMA WRITE to a contiguous buffer of the peer, three ways: **window**, a")
+        add("non-contiguous memory window (seed 003, `srocedv_bind_mw`, an interleaved layout of ROWS")
+        add("8-byte items, ROWS * 8 bytes apart) bound before the run with `IBV_ACCESS_LOCAL_WRITE`,")
+        add("its key the lkey of one SGE {0, ROWS * 8} in one WRITE; **SGE list**, one SGE per cell, in as")
+        add("many WRITEs as the QP's `max_send_sge` requires (the SGEs x WRs column), posted as one chain with")
+        add("the last signaled; **pack**, a memcpy loop gathering the column into a registered buffer,")
+        add("then one WRITE. 16 columns in flight, one signaled WR per column, the same column every time,")
+        add("path MTU the ports' active MTU; completed columns per second over the middle of each run")
+        add("(one process holding both ends, pinned to vCPU 1), and the microseconds per column that makes")
+        add("(the median's inverse). The last column of every run is compared at the peer. rxe has no")
+        add("non-contiguous windows, so its window rows are empty. \"vs pack\": the way's rate over the")
+        add("pack way's, same driver and size.")
+        add("")
+        add("| rows | way | SGEs x WRs per column | sroce columns/s | sroce µs/column | sroce vs pack | rxe columns/s | rxe µs/column | rxe vs pack | runs ok (sroce, rxe) |")
+        add("|---:|---|---|---:|---:|---:|---:|---:|---:|---|")
+        names = {"column_mw": "window (lkey)", "column_sge": "SGE list", "column_pack": "pack (memcpy)"}
+
+        def crate(x):
+            if x is None:
+                return "-"
+            f = (lambda v: f"{v:.0f}" if v >= 100 else f"{v:.1f}")
+            return f"{f(x[0])} [{f(x[1])}-{f(x[2])}]"
+
+        def cus(x):
+            return "-" if x is None else (f"{1e6 / x[0]:.0f}" if 1e6 / x[0] >= 100 else f"{1e6 / x[0]:.1f}")
+
+        for rows, t, a, b in col_rows:
+            pa = stat(("sroce", "column_pack", rows * 8, 1))
+            pb = stat(("rxe", "column_pack", rows * 8, 1))
+            va = f"{a[0] / pa[0]:.2f}" if a and pa else "-"
+            vb = f"{b[0] / pb[0]:.2f}" if b and pb else "-"
+            na = a[3] if a else 0
+            nb = b[3] if b else 0
+            fa = fails.get(("sroce", t, rows * 8, 1), 0)
+            fb = fails.get(("rxe", t, rows * 8, 1), 0)
+            okb = f"{nb}/{nb + fb}" if t != "column_mw" else "-"
+            shapes = sorted(col_wrs.get((t, rows * 8), ()))
+            shape = ", ".join(f"{sg} x {n}" for sg, n in shapes) or "-"
+            add(f"| {rows} | {names[t]} | {shape} | {crate(a)} | {cus(a)} | {va} | {crate(b)} | {cus(b)} | {vb} | "
+                f"{na}/{na + fa}, {okb} |")
+        add("")
+        bl = [(rows, statistics.median(binds[("sroce", "column_mw", rows * 8, 1)])) for rows in COLUMN_ROWS
+              if binds.get(("sroce", "column_mw", rows * 8, 1))]
+        if bl:
+            add("Binding the window to the column, `srocedv_bind_mw` from the post to its completion (before")
+            add("the timed part, not in the rate; each run rebinds it 9 times after the first bind and takes the")
+            add("median; the median of the runs' medians): "
+                + ", ".join(f"{us:.0f} µs at {rows} rows" for rows, us in bl)
+                + ".")
+            add("Sending a different column each time would add a rebind per column.")
+            add("")
 
     have_plot = any(stat((d, t, sz, 1)) for d in ("sroce", "rxe") for t in BW_TESTS for sz in (64, 4096, 65536))
     if have_plot:
