@@ -124,14 +124,14 @@ static inline int open_with_gid(const char *name, struct ibv_context **ctx, stru
 }
 
 /* Moves a QP of the device from INIT through RTR to RTS: RC and UC
- * connected to dest_qpn at gid (path MTU 1024), UD through the states only.
- * RC: rd_atomic is max_rd_atomic and max_dest_rd_atomic, timeout the ACK
- * timeout exponent, 7 retries and RNR retries. */
-static inline int qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
-			    int gid_idx, uint8_t rd_atomic, uint8_t timeout)
+ * connected to dest_qpn at gid with path MTU mtu, UD through the states
+ * only. RC: rd_atomic is max_rd_atomic and max_dest_rd_atomic, timeout the
+ * ACK timeout exponent, 7 retries and RNR retries. */
+static inline int qp_to_rts_mtu(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
+				int gid_idx, uint8_t rd_atomic, uint8_t timeout, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn,
+		.qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dest_qpn,
 		.max_dest_rd_atomic = rd_atomic, .min_rnr_timer = 1,
 		.ah_attr = { .is_global = 1, .port_num = 1,
 			     .grh = { .dgid = *gid, .sgid_index = (uint8_t)gid_idx, .hop_limit = 64 } },
@@ -154,6 +154,13 @@ static inline int qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ib
 	if (qp->qp_type == IBV_QPT_RC)
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	return ibv_modify_qp(qp, &a, mask);
+}
+
+/* qp_to_rts_mtu with path MTU 1024. */
+static inline int qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
+			    int gid_idx, uint8_t rd_atomic, uint8_t timeout)
+{
+	return qp_to_rts_mtu(qp, dest_qpn, gid, gid_idx, rd_atomic, timeout, IBV_MTU_1024);
 }
 
 #endif

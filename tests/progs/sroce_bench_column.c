@@ -73,30 +73,6 @@ static enum ibv_mtu active_mtu(struct ibv_context *ctx)
 	return ibv_query_port(ctx, 1, &pa) ? IBV_MTU_1024 : pa.active_mtu;
 }
 
-/* INIT -> RTR -> RTS, connected to dest at gid, with the path MTU given
- * (progs_common.h's qp_to_rts fixes 1024; the bench uses the ports'). */
-static int to_rts(struct qp_end *e, const struct qp_end *dest, enum ibv_mtu mtu)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dest->qp->qp_num,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = dest->gid, .sgid_index = (uint8_t)e->gid_idx, .hop_limit = 64 } },
-	};
-
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-						IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int qp_init(struct qp_end *e, const char *dev, unsigned int send_wr, unsigned int send_sge, int access)
 {
 	struct ibv_qp_init_attr ia = {
@@ -299,7 +275,8 @@ static int setup(const char *dev, const char *peer)
 		return -1;
 	wr_per_col = way == WAY_SGE ? (unsigned int)((rows + sge_per_wr - 1) / sge_per_wr) : 1;
 	mtu = active_mtu(A.ctx) < active_mtu(B.ctx) ? active_mtu(A.ctx) : active_mtu(B.ctx);
-	if (to_rts(&A, &B, mtu) || to_rts(&B, &A, mtu)) {
+	if (qp_to_rts_mtu(A.qp, B.qp->qp_num, &B.gid, A.gid_idx, 1, 14, mtu) ||
+	    qp_to_rts_mtu(B.qp, A.qp->qp_num, &A.gid, B.gid_idx, 1, 14, mtu)) {
 		perror("connect");
 		return -1;
 	}
