@@ -56,7 +56,6 @@ public:
 	u64 length() const { return length_; }
 	u32 access() const { return access_; }
 	bool bound() const { return mr_.get() != nullptr || layout_.get() != nullptr; }
-	u32 max_descriptors() const { return max_descriptors_; }
 
 private:
 	friend class ktl::RefCounted<Mw>;

@@ -71,7 +71,6 @@ public:
 
 	u64 length() const { return length_; }
 	u32 access() const { return access_; }
-	u32 depth() const { return depth_; }
 	u32 descriptors() const { return nsegs_; }
 
 	// Data access at offset off of the window, -ERANGE outside
