@@ -150,6 +150,23 @@ TEST_CASE("mw: a window's key is no lkey", "[mw]") {
 	CHECK(complete_one(p.f, p.qb, wqe(2, ib::wr_send, 1), {sroce_sge{p.base, 8, k}}).status == ib::wc_loc_prot_err);
 }
 
+TEST_CASE("mw: bound with LOCAL_WRITE, a plain window's key is an lkey in its PD (seed 003)", "[mw]") {
+	Pair p;
+	Window w(p.b, 1);
+	unsigned int k = next_key(w.key());
+	p.bound(1, k, p.base + page, page, ib::access::remote_write | ib::access::local_write, true);
+	// Out of the window: a SEND gathers through the key, within its range only.
+	REQUIRE(p.f.post_recv(p.qa, 7, {sge_of(p.f, p.a, p.la, 0, 64)}) == 0);
+	CHECK(complete_one(p.f, p.qb, wqe(2, ib::wr_send, 1), {sroce_sge{p.base + page + 8, 64, k}}).status ==
+	      ib::wc_success);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(p.f.wait_cqes(p.a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(std::memcmp(p.la.data, p.mr.data + page + 8, 64) == 0);
+	CHECK(complete_one(p.f, p.qb, wqe(3, ib::wr_send, 1), {sroce_sge{p.base + 2 * page - 8, 64, k}}).status ==
+	      ib::wc_loc_prot_err);
+}
+
 TEST_CASE("mw: deallocation ends a bound window, and the MR waits for its windows", "[mw]") {
 	Pair p;
 	Window w(p.b, 2);
