@@ -19,23 +19,6 @@ void Qp::fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b) {
 	to_error_locked(b);
 }
 
-// Forward progress: the retry counters start over (IBTA 9.7.6.1.3), and
-// the window grows: doubling up to its limit (slow start after a timeout),
-// then one packet per progress (transport.md, "Congestion").
-void Qp::progress_locked() {
-	comp_.retries_left = retry_cnt_;
-	comp_.rnr_left = rnr_retry_;
-	u32 w = req_.window < req_.window_limit ? ktl::min(req_.window * 2, req_.window_limit) : req_.window + 1;
-	req_.window = ktl::min(w, param::max_unacked_pkts);
-}
-
-void Qp::restart_retry_timer_locked() {
-	if (req_.psn == comp_.unacked_psn)
-		return; // a pending timer finds nothing outstanding
-	comp_.timer_armed = false;
-	arm_retry_timer_locked();
-}
-
 // Every WQE whose last PSN is at or before psn is acknowledged. A READ or
 // ATOMIC covered by the ACK whose data never came lost its response: it
 // is asked again from where its data stopped.
@@ -165,6 +148,9 @@ void Qp::on_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// loss 1%: 8 timeouts in a row, thousands of duplicates).
 	if (psn_diff(psn, comp_.unacked_psn) < -1 || psn_diff(psn, req_.psn_high) >= 0)
 		return;
+	// An answer at or beyond the timed packet (a NAK names the first PSN
+	// the peer lacks) times the round trip.
+	rtt_answered_locked(nak ? psn_add(psn, ib::psn_mask) : psn);
 	if (nak) {
 		// A NAK names the request that failed. One for a PSN already
 		// acknowledged answers a duplicate of a finished request (the
@@ -250,56 +236,6 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	progress_locked();
 	complete_done_locked(b);
-}
-
-// The response at comp_.unacked_psn is missing and later ones of the same
-// stream keep coming: it was lost (the responder streams in order). Ask for
-// the READ again from there now, once per gap, rather than wait for the
-// retry timer: with loss, every lost response cost a timeout (268 ms at
-// sroce_integrity's timeout 16) and a READ of 128 packets at 10% loss a
-// dozen of them. No retry is spent: the responder is alive.
-void Qp::resend_read_gap_locked(u32 ahead) {
-	if (ahead < param::read_gap_resend_after || (comp_.read_gap_resent && comp_.read_gap_psn == comp_.unacked_psn))
-		return;
-	comp_.read_gap_resent = true;
-	comp_.read_gap_psn = comp_.unacked_psn;
-	count(SROCE_CNT_READ_GAP_RESENDS);
-	rewind_locked(comp_.unacked_psn);
-}
-
-void Qp::on_timeout_locked(sroce_env_batch *b) {
-	if (state_ != ib::qps_rts && state_ != ib::qps_sqd)
-		return;
-	if (comp_.rnr_wait) {
-		comp_.rnr_wait = false;
-		requester_run_locked(b);
-		return;
-	}
-	if (comp_.sq_done == req_.sq_fetched)
-		return;
-	if (req_.psn == comp_.unacked_psn) { // rewound but not yet sent: no retry spent
-		requester_run_locked(b);
-		return;
-	}
-	count(SROCE_CNT_RETRANS_TIMEOUTS);
-	if (comp_.retries_left == 0) {
-		count(SROCE_CNT_RETRY_EXCEEDED);
-		fail_send_locked(swqe(comp_.sq_done), ib::wc_retry_exc_err, b);
-		return;
-	}
-	comp_.retries_left--;
-	comp_.resp_gap_retried = false;
-	// Slow start: a few packets, the last asking for an ACK, then twice as
-	// many per progress up to half of what was out. Silence is loss or a
-	// peer slower than the timeout; resending the whole window queued it
-	// behind the last one at a slow peer, whose answer then came later
-	// still (transport.md).
-	u32 out = u32(psn_diff(req_.psn_high, comp_.unacked_psn));
-	req_.window_limit = ktl::max(ktl::min(req_.window, out) / 2, param::timeout_window);
-	req_.window = param::timeout_window;
-	rewind_locked(comp_.unacked_psn);
-	requester_run_locked(b);
-	arm_retry_timer_locked();
 }
 
 // ---- completions and flush ----------------------------------------------------

@@ -109,6 +109,7 @@ enum sroce_core_counter {
 	SROCE_CNT_LOCAL_INVS,         /* IB_WR_LOCAL_INV executed */
 	SROCE_CNT_REMOTE_INVS,        /* keys invalidated by a received SEND with invalidate */
 	SROCE_CNT_MW_BINDS,           /* memory window binds executed (type 1 unbinds too) */
+	SROCE_CNT_TAIL_PROBES,        /* RC packets sent again when answers stopped, before the retry timeout */
 	SROCE_CNT_MAX
 };
 /* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */
@@ -143,6 +144,8 @@ struct sroce_core_qp_view {
 	unsigned int timeout;        /* 4.096 us * 2^timeout */
 	unsigned int rnr_wait;       /* holding off after an RNR NAK */
 	unsigned int timer_armed;
+	unsigned int srtt_us;        /* smoothed round-trip time (0: no sample yet) */
+	unsigned int rttvar_us;      /* its mean deviation */
 	unsigned long long retrans_pkts;
 	unsigned long long retrans_timeouts;
 	unsigned long long xrcd;     /* an XRC target's domain number; 0 for others */

@@ -42,6 +42,7 @@ const char *const names[] = {
 	"local_invs",
 	"remote_invs",
 	"mw_binds",
+	"tail_probes",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace
@@ -92,7 +93,7 @@ constexpr sroce_core_view_field sroce_core_qp_view_fields[] = {
 	QPF(sq_psn), QPF(sq_unacked_psn), QPF(rq_psn), QPF(msn), QPF(sq_wqes), QPF(rd_atomic_out),
 	QPF(rd_atomic_max), QPF(responses_pending), QPF(window), QPF(window_limit), QPF(timeout),
 	QPF(retry_cnt), QPF(retries_left), QPF(rnr_retry), QPF(rnr_retries_left), QPF(rnr_wait),
-	QPF(timer_armed), QPF(retrans_pkts), QPF(retrans_timeouts), QPF(xrcd),
+	QPF(timer_armed), QPF(srtt_us), QPF(rttvar_us), QPF(retrans_pkts), QPF(retrans_timeouts), QPF(xrcd),
 };
 #undef QPF
 constexpr sroce_core_view_field sroce_core_cq_view_fields[] = {

@@ -140,6 +140,14 @@ constexpr u64 rnr_wait_floor_ns = 10000;
 // response was lost, not reordered: ask again from the gap at once instead
 // of waiting for the retry timer (TCP's three duplicate ACKs).
 constexpr u32 read_gap_resend_after = 3;
+// The tail-loss probe (retry.cpp) waits a few measured round trips, but
+// not less than probe_min_ns: the answer is softirq work on the peer, late
+// by a scheduling delay or a timer tick. A probe is only armed when it
+// comes before the retry timeout.
+constexpr u64 probe_min_ns = 1000000;
+constexpr u64 probe_initial_ns = 10000000; // before the first RTT sample
+constexpr u32 max_probe_backoff = 16;      // probe k waits 2^k times as long, k up to this
+static_assert(probe_min_ns <= probe_initial_ns, "a first probe no sooner than a measured one");
 
 // Device page size for MRs, and the largest page an MR's page list may use.
 constexpr u32 page_shift = SROCE_PAGE_SHIFT;

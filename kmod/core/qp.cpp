@@ -258,6 +258,8 @@ void Qp::snapshot(sroce_core_qp_view *s) {
 	s->timeout = timeout_;
 	s->rnr_wait = comp_.rnr_wait;
 	s->timer_armed = comp_.timer_armed;
+	s->srtt_us = u32(ktl::min(comp_.rec.srtt_ns / 1000, u64(~0u)));
+	s->rttvar_us = u32(ktl::min(comp_.rec.rttvar_ns / 1000, u64(~0u)));
 	s->retrans_pkts = counters_.get(SROCE_CNT_RETRANS_PKTS);
 	s->retrans_timeouts = counters_.get(SROCE_CNT_RETRANS_TIMEOUTS);
 	s->xrcd = xrcd_ ? xrcd_->xrcdn() : 0;

@@ -137,6 +137,7 @@ struct RequesterState {
 	u32 psn_high = 0;            // next PSN never sent: responses below it count, sends below it are resends
 	u32 rd_atomic_out = 0;       // outstanding READ/ATOMIC requests
 	u32 pkts_since_ack_req = 0;
+	bool probe = false;          // the next packet is a tail-loss probe: AckReq, past the window (retry.cpp)
 	// PSNs that may be out beyond the oldest unacknowledged one, and what
 	// it grows to by doubling: a retry timeout sets the window to
 	// param::timeout_window and the limit to half of what was out, a PSN
@@ -144,6 +145,22 @@ struct RequesterState {
 	// limit each progress adds one (completer.cpp, transport.md).
 	u32 window = param::max_unacked_pkts;
 	u32 window_limit = param::max_unacked_pkts;
+};
+
+// The round-trip estimate and the tail-loss probe (retry.cpp), under the
+// QP lock. One packet at a time is timed, never a resent one (Karn); the
+// smoothing is RFC 6298's, in ns (srtt_ns 0: no sample yet). While answers
+// are due, the retry timer fires at the probes before timeout_at_ns, then
+// at it; probes counts those since the last progress.
+struct LossRecovery {
+	u64 srtt_ns = 0;
+	u64 rttvar_ns = 0;
+	bool timing = false;
+	u32 timed_psn = 0;
+	u64 timed_sent_ns = 0;
+	bool probe_armed = false;
+	u32 probes = 0;
+	u64 timeout_at_ns = 0;
 };
 
 // The completer's state (completer.cpp), under the QP lock: what was
@@ -162,7 +179,9 @@ struct CompleterState {
 	// responses beyond that same gap must not ask again.
 	bool read_gap_resent = false;
 	u32 read_gap_psn = 0;
+	u32 read_gap_probes = 0;     // tail-loss probes sent before that
 	bool timer_armed = false;
+	LossRecovery rec;
 };
 
 // The responder's state (responder.cpp, read_atomic.cpp), under the QP
@@ -174,6 +193,7 @@ struct ResponderState {
 	bool nak_sent = false;       // a PSN-sequence NAK is outstanding
 	u32 nak_high_psn = 0;        // since that NAK: the newest PSN seen ahead of the expected one
 	u32 nak_prev_psn = 0;        // the last PSN seen ahead of the expected one
+	u64 nak_sent_ns = 0;         // when that NAK (or the last one again) went out
 	bool in_message = false;     // between a FIRST and its LAST
 	u32 recv_offset = 0;         // bytes placed of the current message
 	u32 msg_op = 0;              // op_send or op_write: the message in progress
@@ -293,7 +313,6 @@ private:
 	void advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_batch *b);
 	void rewind_locked(u32 psn);
 	void catch_up_locked();
-	void resend_read_gap_locked(u32 ahead);
 	SendWqe &swqe(u32 idx) { return *reinterpret_cast<SendWqe *>(sq_priv_ + usize(idx & sq_mask_) * sq_priv_stride_); }
 	u8 wire_opcode(const SendWqe &w, bool first, bool last) const;
 
@@ -304,9 +323,18 @@ private:
 	void on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b);
 	bool place_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_batch *b);
 	void fail_send_locked(SendWqe &w, u8 status, sroce_env_batch *b);
+
+	// ---- retry.cpp: the retry timer, the RTT estimate, the tail-loss
+	// probe and the resends that need no timer ----
 	void progress_locked();
 	void restart_retry_timer_locked();
 	void on_timeout_locked(sroce_env_batch *b);
+	void arm_retry_or_probe_locked(u64 now);
+	void send_probe_locked(sroce_env_batch *b);
+	u64 probe_delay_ns() const;
+	void rtt_sent_locked(u32 psn, bool ack_req);
+	void rtt_answered_locked(u32 psn);
+	void resend_read_gap_locked(u32 ahead);
 	// completions and flush
 	void complete_send_locked(SendWqe &w, sroce_env_batch *b);
 	bool post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b);

@@ -278,6 +278,8 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 		req_.rd_atomic_out = 0;
 		req_.window = req_.window_limit = param::max_unacked_pkts;
 		comp_.rnr_wait = comp_.timer_armed = false;
+		comp_.rec = LossRecovery{};
+		req_.probe = false;
 		resp_.in_message = recvq_.valid = resp_.nak_sent = resp_.drop_message = false;
 		for (u32 i = 0; i < param::max_qp_rd_atom; i++)
 			resp_.res[i] = ReadAtomicRes{};

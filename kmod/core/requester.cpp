@@ -228,8 +228,8 @@ void Qp::request_headers(const SendWqe &w, RequestPacket &p) const {
 
 // RC's AckReq policy: every READ/ATOMIC, every ack_req_every packets, the
 // last packet the window lets out (or sending would stop with nothing to
-// answer it), and the last packet of a WQE when the SQ pauses behind it or
-// half the PSN window is out.
+// answer it), the last packet of a WQE when the SQ pauses behind it or
+// half the PSN window is out, and a tail-loss probe (retry.cpp).
 bool Qp::ack_req_locked(const SendWqe &w, bool last) {
 	req_.pkts_since_ack_req++;
 	if (!reliable())
@@ -238,7 +238,7 @@ bool Qp::ack_req_locked(const SendWqe &w, bool last) {
 	bool pausing = req_.sq_next + 1 == req_.sq_fetched && last;
 	bool half = out >= s32(param::max_unacked_pkts / 2);
 	bool ack_req = is_read_or_atomic(w.wqe.opcode) || req_.pkts_since_ack_req >= param::ack_req_every ||
-		       out >= s32(req_.window) || (last && (pausing || half));
+		       out >= s32(req_.window) || (last && (pausing || half)) || req_.probe;
 	if (ack_req)
 		req_.pkts_since_ack_req = 0;
 	return ack_req;
@@ -321,6 +321,8 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	}
 	request_headers(w, p);
 	p.h.bth.ack_req = ack_req_locked(w, p.last);
+	if (reliable())
+		rtt_sent_locked(req_.psn, p.h.bth.ack_req);
 	auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_);
 	if (t.is_error()) {
 		kick_locked(); // out of memory: work sends it later
@@ -436,6 +438,9 @@ void Qp::rewind_locked(u32 psn) {
 			continue;
 		req_.sq_next = i;
 		comp_.ooo_mask = 0;
+		// The timed packet is sent again: its answer times nothing (Karn).
+		if (psn_diff(comp_.rec.timed_psn, psn) >= 0)
+			comp_.rec.timing = false;
 		req_.cur_offset = is_single_request(w.wqe.opcode) ? 0 : u64(u32(psn_diff(psn, w.first_psn))) * mtu();
 		req_.psn = psn;
 		// Requests before this point still wait for their responses (only
@@ -477,17 +482,6 @@ void Qp::catch_up_locked() {
 	comp_.ooo_mask = 0;
 	req_.rd_atomic_out = 0;
 	req_.psn = comp_.unacked_psn;
-}
-
-void Qp::arm_retry_timer_locked() {
-	if (comp_.timer_armed || dead_)
-		return;
-	// 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0 means wait forever.
-	if (timeout_ == 0 && !comp_.rnr_wait)
-		return;
-	u64 ns = 4096ull << ktl::min(timeout_, 31u);
-	comp_.timer_armed = true;
-	sroce_env_timer_arm(timer_, ns);
 }
 
 } // namespace sroce

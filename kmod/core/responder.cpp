@@ -423,15 +423,19 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 		count(SROCE_CNT_OUT_OF_SEQ_REQ);
 		// One NAK per gap (IBTA 9.7.5.1.1), and once more when the requester
 		// shows it is resending (a PSN at or behind the newest seen since
-		// the NAK, not the same packet again) and asks for an answer
-		// (AckReq) while the expected PSN is still missing: its resent copy
-		// was lost too. Silent, the requester would wait for its retry
-		// timer; at 10% loss that was most of its timeouts.
-		bool resending = resp_.nak_sent && pi.hdr.bth.ack_req && psn_diff(psn, resp_.nak_high_psn) <= 0 &&
-				 psn != resp_.nak_prev_psn;
+		// the NAK) and asks for an answer (AckReq) while the expected PSN
+		// is still missing: its resent copy, or the NAK, was lost. Silent,
+		// the requester would wait for its retry timer; at 10% loss that
+		// was most of its timeouts. The same packet again counts only as
+		// late as a tail-loss probe comes (the NAK was lost), not as soon
+		// as a copy the network duplicated.
+		u64 now = sroce_env_now_ns();
+		bool repeat = psn == resp_.nak_prev_psn && now - resp_.nak_sent_ns < param::probe_min_ns / 2;
+		bool resending = resp_.nak_sent && pi.hdr.bth.ack_req && psn_diff(psn, resp_.nak_high_psn) <= 0 && !repeat;
 		resp_.nak_prev_psn = psn;
 		if (!resp_.nak_sent || resending) {
 			resp_.nak_sent = true;
+			resp_.nak_sent_ns = now;
 			resp_.nak_high_psn = psn;
 			send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), resp_.epsn, b);
 		} else if (psn_diff(psn, resp_.nak_high_psn) > 0) {

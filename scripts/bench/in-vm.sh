@@ -200,6 +200,60 @@ for rows in 64 4096; do
 	done
 done
 
+# Loss recovery: sroce_integrity (WRITE, READ, SEND both ways and
+# FETCH_ADD, up to 300 KB over several SGEs, every byte checked; timeout 16,
+# 268 ms; retry_cnt 7) over rdma_cm between the two hosts of each driver,
+# netem loss on both ends of its veth, QP1 spared (lib.sh's netem_dev). Rows
+# "loss_PCT 300000 1" in runs.tsv; the raw file ends with the client's
+# "ok: N ops in S s" and, for sroce, how many tail-loss probes, retry
+# timeouts and retransmitted packets both devices counted meanwhile.
+modprobe -a sch_netem sch_prio cls_u32 rdma_ucm 2>/dev/null
+declare -A vdev1 vdev2
+vdev1[sroce]=veth-h1 vdev2[sroce]=veth-h2 vdev1[rxe]=veth-ra vdev2[rxe]=veth-rb
+loss_ctrs() { # the three counters of both sroce devices, summed
+	local d c n=0 m=0 r=0
+	for d in sroce1 sroce2; do
+		c=$(rdma statistic show link $d/1 2>/dev/null)
+		n=$((n + $(echo "$c" | grep -o 'tail_probes [0-9]*' | cut -d' ' -f2)))
+		m=$((m + $(echo "$c" | grep -o 'retrans_timeouts [0-9]*' | cut -d' ' -f2)))
+		r=$((r + $(echo "$c" | grep -o 'retrans_pkts [0-9]*' | cut -d' ' -f2)))
+	done
+	echo "$n $m $r"
+}
+loss_run() {
+	local drv=$1 pct=$2 run=$3 rc spid l0 c0 c1 ns1n ns2n
+	local f="$out/raw/$drv.loss_$pct.300000.q1.$run"
+	ns1n=${ns1[$drv]:+h1} ns2n=${ns2[$drv]:+h2}
+	if [ "$pct" != 0 ]; then
+		netem_dev "$ns1n" "${vdev1[$drv]}" loss "$pct%" && netem_dev "$ns2n" "${vdev2[$drv]}" loss "$pct%" || return
+	fi
+	port=$((port + 1))
+	l0=$(cm_listeners)
+	[ $drv = sroce ] && c0=$(loss_ctrs)
+	${ns1[$drv]} timeout 400 "$PROGS/sroce_integrity" -s -a "${addr[$drv]}" -p $port -t 16 -w 100 \
+		>"$f.server" 2>&1 &
+	spid=$!
+	wait_until 30 cm_listening "$l0"
+	${ns2[$drv]} timeout 400 "$PROGS/sroce_integrity" -c -a "${addr[$drv]}" -p $port -n 40 -m 300000 -S 7 \
+		-t 16 -r 7 -w 100 >"$f" 2>&1
+	rc=$?
+	wait $spid
+	[ $drv = sroce ] && c1=$(loss_ctrs) &&
+		echo "$c0 $c1" | awk '{ print "counters: tail_probes " $4 - $1 ", retrans_timeouts " $5 - $2 ", retrans_pkts " $6 - $3 }' >>"$f"
+	netem_dev "$ns1n" "${vdev1[$drv]}"
+	netem_dev "$ns2n" "${vdev2[$drv]}"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$drv" "loss_$pct" 300000 1 "$run" "0/$rc" \
+		"raw/${f##*/raw/}" >>"$out/runs.tsv"
+	echo "$(date +%T) $drv loss $pct% run $run: exit $rc, $(grep -E '^ok:|counters' "$f" | tr '\n' ' ')"
+}
+for pct in 0 1 3 10; do
+	echo "loss_$pct 300000 1" | grep -qE -- "$filter" || continue
+	for r in $(seq 1 "$runs"); do
+		loss_run sroce $pct "$r"
+		loss_run rxe $pct "$r"
+	done
+done
+
 ip netns del h1
 ip netns del h2
 rdma link del rxe1

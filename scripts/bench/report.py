@@ -22,6 +22,28 @@ POST_TESTS = ("post_rate_post", "post_rate_wr")
 # in columns per second.
 COLUMN_TESTS = ("column_mw", "column_sge", "column_pack")
 COLUMN_ROWS = (64, 4096)
+# tests/progs/sroce_integrity under netem loss (in-vm.sh's loss_run): the
+# client's seconds for the same 40 operations, by loss percentage.
+LOSS_PCTS = (0, 1, 3, 10)
+LOSS_TESTS = tuple(f"loss_{p}" for p in LOSS_PCTS)
+
+
+def parse_loss(path):
+    """sroce_integrity's "ok: N ops in S s" and the counters line in-vm.sh
+    appends for sroce: {"secs": S, "probes": n, "timeouts": n, "resent": n},
+    or None when the run did not pass."""
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return None
+    m = re.search(r"^ok: \d+ ops in ([0-9.]+) s, 0 error", text, re.M)
+    if not m:
+        return None
+    out = {"secs": float(m.group(1)), "probes": None, "timeouts": None, "resent": None}
+    m = re.search(r"tail_probes (\d+), retrans_timeouts (\d+), retrans_pkts (\d+)", text)
+    if m:
+        out["probes"], out["timeouts"], out["resent"] = (int(x) for x in m.groups())
+    return out
 
 
 def parse_column(path):
@@ -130,13 +152,22 @@ def main():
         pass
 
     # (driver, test, bytes, qps) -> list of values; failures counted apart.
-    vals, fails, binds, col_wrs = {}, {}, {}, {}
+    vals, fails, binds, col_wrs, loss_ctrs = {}, {}, {}, {}, {}
     for line in open(os.path.join(vm, "runs.tsv")):
         f = line.rstrip("\n").split("\t")
         if len(f) < 7:
             continue
         drv, test, bytes_, qps, _run, status, raw = f[:7]
         key = (drv, test, int(bytes_), int(qps))
+        if test in LOSS_TESTS:
+            r = parse_loss(os.path.join(vm, raw)) if status == "0/0" else None
+            if r is None:
+                fails[key] = fails.get(key, 0) + 1
+            else:
+                vals.setdefault(key, []).append(r["secs"])
+                if r["probes"] is not None:
+                    loss_ctrs.setdefault(key, []).append((r["probes"], r["timeouts"], r["resent"]))
+            continue
         if test in COLUMN_TESTS:
             r = parse_column(os.path.join(vm, raw)) if status == "0/0" else None
         else:
@@ -338,6 +369,37 @@ def main():
                 + ".")
             add("Sending a different column each time would add a rebind per column.")
             add("")
+
+    loss_rows = [(p, stat(("sroce", f"loss_{p}", 300000, 1)), stat(("rxe", f"loss_{p}", 300000, 1)))
+                 for p in LOSS_PCTS]
+    if any(a or b for _, a, b in loss_rows):
+        add("### Loss recovery")
+        add("")
+        add("`tests/progs/sroce_integrity`: 40 operations (WRITE, READ, SEND both ways and FETCH_ADD, up to")
+        add("300 KB over several SGEs, every byte and every atomic result checked; seed 7) over rdma_cm")
+        add("between the two hosts of each driver, with netem loss on both ends of the veth (QP1, the CM's")
+        add("MADs, spared), timeout 16 (268 ms) and retry_cnt 7; the client's seconds. \"vs clean\" is the")
+        add("driver's own clean median. sroce's counters are both devices' deltas, the median of the runs.")
+        add("")
+        add("| loss | sroce s | sroce vs clean | rxe s | rxe vs clean | sroce / rxe | sroce tail probes, timeouts, resent packets | runs ok (sroce, rxe) |")
+        add("|---:|---:|---:|---:|---:|---:|---|---|")
+        clean_a, clean_b = loss_rows[0][1], loss_rows[0][2]
+
+        def secs(x):
+            return "-" if x is None else f"{x[0]:.2f} [{x[1]:.2f}-{x[2]:.2f}]"
+
+        def vs(x, c):
+            return "-" if x is None or c is None or not c[0] else f"{x[0] / c[0]:.1f}x"
+        for p, a, b in loss_rows:
+            key_a = ("sroce", f"loss_{p}", 300000, 1)
+            c = loss_ctrs.get(key_a, [])
+            ctr = "-" if not c else ", ".join(str(int(statistics.median(v))) for v in zip(*c))
+            ratio = f"{a[0] / b[0]:.2f}" if a and b and b[0] else "-"
+            na, nb = (a[3] if a else 0), (b[3] if b else 0)
+            fa, fb = fails.get(key_a, 0), fails.get(("rxe", f"loss_{p}", 300000, 1), 0)
+            add(f"| {p}% | {secs(a)} | {vs(a, clean_a)} | {secs(b)} | {vs(b, clean_b)} | {ratio} | {ctr} | "
+                f"{na}/{na + fa}, {nb}/{nb + fb} |")
+        add("")
 
     have_plot = any(stat((d, t, sz, 1)) for d in ("sroce", "rxe") for t in BW_TESTS for sz in (64, 4096, 65536))
     if have_plot:

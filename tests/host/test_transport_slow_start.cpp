@@ -209,12 +209,20 @@ struct Backlog {
 				break;
 			completed++;
 		}
-		INFO("resent " << resent() << " timeouts " << device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS) << " NAKs "
+		INFO("resent " << resent() << " timeouts " << device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS) << " probes "
+			       << device_counter(a, SROCE_CNT_TAIL_PROBES) << " NAKs "
 			       << device_counter(a, SROCE_CNT_NAK_RCVD_PSN_SEQ) << " dropped "
 			       << f.sim().link_counters(0, 1).dropped);
 		CHECK(completed == 4);
 		CHECK(device_counter(a, SROCE_CNT_RETRY_EXCEEDED) == 0);
+		std::printf("backlog %llu bit/s, queue %u: %s\n", (unsigned long long)bits_per_sec, queue,
+			    Catch::Detail::stringify(resent()).c_str());
+		summary = "resent " + std::to_string(resent()) + ", timeouts " +
+			  std::to_string(device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS)) + ", probes " +
+			  std::to_string(device_counter(a, SROCE_CNT_TAIL_PROBES)) + ", NAKs " +
+			  std::to_string(device_counter(a, SROCE_CNT_NAK_RCVD_PSN_SEQ));
 	}
+	std::string summary;
 	unsigned long long resent() const { return device_counter(a, SROCE_CNT_RETRANS_PKTS); }
 };
 } // namespace
@@ -223,6 +231,7 @@ TEST_CASE("congestion: a PSN NAK from a full backlog halves the window", "[trans
 	// 256 packets into a queue of 100: each resend of the whole window
 	// overflowed it again (20592 packets resent for 8192).
 	Backlog l(401, 16000000, 100);
+	INFO(l.summary);
 	CHECK(l.resent() < 4 * 2048 / 2); // 2121 when written
 }
 

@@ -39,7 +39,7 @@ TEST_CASE("QP view table: each name reads its own member", "[views]") {
 	v.rd_atomic_max = 7, v.responses_pending = 8, v.retries_left = 9, v.rnr_retries_left = 10;
 	v.retry_cnt = 11, v.rnr_retry = 12, v.timeout = 13, v.rnr_wait = 14, v.timer_armed = 15;
 	v.retrans_pkts = 1ull << 40, v.retrans_timeouts = (1ull << 41) + 1, v.window = 16, v.window_limit = 17;
-	v.xrcd = (1ull << 42) + 3;
+	v.xrcd = (1ull << 42) + 3, v.srtt_us = 18, v.rttvar_us = 19;
 	auto m = read_view(sroce_core_qp_view_fields, sroce_core_qp_view_nfields, v);
 	std::map<std::string, unsigned long long> want = {
 		{"sq_psn", 1}, {"sq_unacked_psn", 2}, {"rq_psn", 3}, {"msn", 4}, {"sq_wqes", 5},
@@ -47,7 +47,7 @@ TEST_CASE("QP view table: each name reads its own member", "[views]") {
 		{"rnr_retries_left", 10}, {"retry_cnt", 11}, {"rnr_retry", 12}, {"timeout", 13},
 		{"rnr_wait", 14}, {"timer_armed", 15}, {"retrans_pkts", 1ull << 40},
 		{"retrans_timeouts", (1ull << 41) + 1}, {"window", 16}, {"window_limit", 17},
-		{"xrcd", (1ull << 42) + 3},
+		{"xrcd", (1ull << 42) + 3}, {"srtt_us", 18}, {"rttvar_us", 19},
 	};
 	CHECK(m == want); // state, type and dest_qpn are ib_core's to print
 }

@@ -97,22 +97,11 @@ dev_stats() { # "sroceN.counter value" lines of both devices
 }
 
 # The faults hit the RC data path, not the connection manager's MADs (QP1):
-# a client that disconnects and destroys its rdma_cm ID at once makes ib_cm
-# cancel its DREQ's retransmissions, so one lost DREQ leaves the server
-# waiting for DISCONNECTED forever, whatever the driver (an rping server
-# hung so at loss 10%). QP1 packets (BTH dest QP 1, IP offset 33) go to a
-# prio band without netem.
+# see netem_dev in lib.sh.
 netem() { # netem SPEC...: the same netem qdisc on both ends ("" removes it)
 	local h
 	for h in 1 2; do
-		ip -n h$h link set veth-h$h up
-		tc -n h$h qdisc del dev veth-h$h root 2>/dev/null
-		[ $# -eq 0 ] && continue
-		tc -n h$h qdisc add dev veth-h$h root handle 1: prio bands 2 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
-			tc -n h$h qdisc add dev veth-h$h parent 1:2 handle 20: netem "$@" &&
-			tc -n h$h filter add dev veth-h$h parent 1: protocol ip prio 1 u32 \
-				match ip protocol 17 0xff match ip dport 4791 0xffff \
-				match u32 0x00000001 0x00ffffff at 32 flowid 1:1 || return 1
+		netem_dev h$h veth-h$h "$@" || return 1
 	done
 }
 

@@ -153,6 +153,27 @@ gid_index() {
 	return 1
 }
 
+# netem_dev NS DEV [SPEC...]: a netem qdisc with SPEC on DEV's egress in
+# namespace NS ("" for init_net), or none without SPEC. It spares QP1 (the
+# connection manager's MADs, BTH dest QP 1 at IP offset 32): a client that
+# disconnects and destroys its rdma_cm ID at once makes ib_cm cancel its
+# DREQ's retransmissions, so one lost DREQ leaves the server waiting for
+# DISCONNECTED forever, whatever the driver (an rping server hung so at
+# loss 10%). The faults are for the RC data path.
+netem_dev() {
+	local ns=$1 dev=$2 tcn=()
+	shift 2
+	[ -n "$ns" ] && tcn=(-n "$ns")
+	ip "${tcn[@]}" link set "$dev" up
+	tc "${tcn[@]}" qdisc del dev "$dev" root 2>/dev/null
+	[ $# -eq 0 ] && return 0
+	tc "${tcn[@]}" qdisc add dev "$dev" root handle 1: prio bands 2 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
+		tc "${tcn[@]}" qdisc add dev "$dev" parent 1:2 handle 20: netem "$@" &&
+		tc "${tcn[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match u32 0x00000001 0x00ffffff at 32 flowid 1:1
+}
+
 # cm_listeners: how many rdma_cm IDs listen, in every namespace.
 cm_listeners() { rdma res show cm_id 2>/dev/null | grep -c 'state LISTEN'; }
 # cm_listening N: more than N do (a server started after cm_listeners said N).

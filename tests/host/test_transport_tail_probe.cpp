@@ -1,0 +1,196 @@
+// The tail-loss probe (kmod/core/retry.cpp). When answers stop, the last
+// packets of a burst have nothing behind them to show their loss, and only
+// the retry timer was left: 4.096 us * 2^timeout, 268 ms at
+// sroce_integrity's 16. A few measured round trips after the last answer
+// the requester now sends its newest packet again with AckReq, spending no
+// retry. Each case loses one thing that used to cost a timeout; the QPs'
+// timeout (20: 4.3 s) is far beyond the exchange, so a recovery by the
+// timer shows as time.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "ib_enums.h"
+#include "param.h"
+#include "transport_fixture.h"
+
+using namespace tfx;
+namespace ib = sroce::ib;
+
+namespace {
+constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
+				    ib::access::remote_atomic;
+// BTH opcodes (RC) and the AETH syndrome of a PSN sequence NAK.
+constexpr unsigned char write_middle = 0x07, write_last = 0x08, read_request = 0x0c, read_response_last = 0x0f,
+			acknowledge = 0x11, atomic_acknowledge = 0x12;
+constexpr unsigned char nak_psn_seq = 0x60;
+constexpr unsigned int timeout = 20;
+constexpr uint64_t timeout_ns = 4096ull << timeout;
+constexpr unsigned int msg = 64 * 1024; // 64 packets of 1024
+
+unsigned char opcode_of(const sim::WirePacket &w) { return w.len > 40 ? w.data[28] : 0; }
+uint32_t psn_of(const sim::WirePacket &w) {
+	return uint32_t(w.data[37]) << 16 | uint32_t(w.data[38]) << 8 | w.data[39];
+}
+
+struct Pair {
+	Fixture f;
+	Node &a, &b;
+	Qp &qa, &qb;
+	Buffer &la, &rb;
+	explicit Pair(uint64_t seed, uint64_t latency_ns = 20000)
+		: f(seed, 1500), a(f.node(0)), b(f.node(1)), qa(f.qp(a, ib::qpt_rc, 16)), qb(f.qp(b, ib::qpt_rc, 16)),
+		  la(f.buffer(a, msg, all_access)), rb(f.buffer(b, msg + 8, all_access)) {
+		f.trace_from_env();
+		sim::LinkConfig l;
+		l.latency_ns = latency_ns;
+		f.sim().set_all_links(l);
+		f.connect(qa, qb, ib::mtu_1024, 0x100, 0x100, timeout, 7, 7);
+	}
+	// Loses the first `count` packets from `from` that `match` accepts.
+	template <class Match> void lose(const Node &from, unsigned int count, Match match) {
+		f.sim().set_filter([this, &from, count, match, lost = 0u](const sim::WirePacket &w) mutable {
+			if (w.from != from.id || lost == count || !match(w))
+				return true;
+			lost++;
+			return false;
+		});
+	}
+	// One operation (64 KiB, or 8 bytes for FETCH_ADD); returns its status
+	// and checks the bytes, that no timeout was needed, and whether a
+	// probe was.
+	int run(unsigned char opcode, bool probed = true) {
+		for (unsigned int i = 0; i < msg; i++) {
+			la.data[i] = (unsigned char)(i * 13 + 5);
+			rb.data[i] = (unsigned char)(i * 7 + 1);
+		}
+		bool atomic = opcode == ib::wr_atomic_fetch_add;
+		std::memset(rb.data + msg, 0, 8);
+		sroce_wqe w = wqe(1, opcode, 1);
+		w.rdma.remote_addr = iova_of(b, rb) + (atomic ? msg : 0);
+		w.rdma.rkey = f.lkey(rb);
+		w.rdma.compare_add = 5;
+		uint64_t t0 = f.sim().now();
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, atomic ? 8 : msg)}) == 0);
+		std::vector<sroce_cqe> ca;
+		REQUIRE(f.wait_cqes(a, 1, ca, 60000000000ull));
+		elapsed_ns = f.sim().now() - t0;
+		if (atomic) {
+			uint64_t orig, now;
+			std::memcpy(&orig, la.data, 8);
+			std::memcpy(&now, rb.data + msg, 8);
+			CHECK(orig == 0);
+			CHECK(now == 5); // executed once, its saved result sent again
+		} else {
+			CHECK(std::memcmp(rb.data, la.data, msg) == 0);
+		}
+		CHECK(la.guards_intact());
+		CHECK(rb.guards_intact());
+		CHECK(device_counter(a, SROCE_CNT_RETRANS_TIMEOUTS) == 0);
+		CHECK((device_counter(a, SROCE_CNT_TAIL_PROBES) > 0) == probed);
+		CHECK(elapsed_ns < timeout_ns / 100);
+		return int(ca[0].status);
+	}
+	uint64_t elapsed_ns = 0;
+};
+} // namespace
+
+TEST_CASE("tail probe: a lost last packet of a WRITE", "[transport][probe]") {
+	Pair p(91);
+	p.lose(p.a, 1, [](const sim::WirePacket &w) { return opcode_of(w) == write_last; });
+	CHECK(p.run(ib::wr_rdma_write) == ib::wc_success);
+}
+
+TEST_CASE("tail probe: a lost final ACK", "[transport][probe]") {
+	Pair p(92);
+	p.lose(p.b, 1, [](const sim::WirePacket &w) { return opcode_of(w) == acknowledge && psn_of(w) == 0x100 + 63; });
+	CHECK(p.run(ib::wr_rdma_write) == ib::wc_success);
+	CHECK(device_counter(p.b, SROCE_CNT_DUPLICATE_REQ) >= 1); // the probe, ACKed again
+}
+
+TEST_CASE("tail probe: a lost ATOMIC ACK brings the saved result, not a second execution", "[transport][probe]") {
+	Pair p(93);
+	p.lose(p.b, 1, [](const sim::WirePacket &w) { return opcode_of(w) == atomic_acknowledge; });
+	CHECK(p.run(ib::wr_atomic_fetch_add) == ib::wc_success);
+}
+
+TEST_CASE("tail probe: a lost READ request", "[transport][probe]") {
+	Pair p(94);
+	p.lose(p.a, 1, [](const sim::WirePacket &w) { return opcode_of(w) == read_request; });
+	CHECK(p.run(ib::wr_rdma_read) == ib::wc_success);
+}
+
+TEST_CASE("tail probe: a lost last READ response", "[transport][probe]") {
+	Pair p(95);
+	p.lose(p.b, 1, [](const sim::WirePacket &w) { return opcode_of(w) == read_response_last; });
+	CHECK(p.run(ib::wr_rdma_read) == ib::wc_success);
+}
+
+TEST_CASE("tail probe: a READ response gap, lost again when asked for, is asked for after the probe",
+	  "[transport][probe]") {
+	Pair p(96);
+	// The 5th response twice: the gap's resend is lost too, and nothing
+	// behind it shows that.
+	p.lose(p.b, 2, [](const sim::WirePacket &w) { return opcode_of(w) != acknowledge && psn_of(w) == 0x100 + 4; });
+	CHECK(p.run(ib::wr_rdma_read) == ib::wc_success);
+	CHECK(device_counter(p.a, SROCE_CNT_READ_GAP_RESENDS) == 2);
+}
+
+TEST_CASE("tail probe: a lost PSN sequence NAK: the probe is NAKed again", "[transport][probe]") {
+	Pair p(97);
+	unsigned int middles = 0, naks = 0;
+	p.f.sim().set_filter([&](const sim::WirePacket &w) {
+		if (w.from == p.a.id && opcode_of(w) == write_middle && ++middles == 10)
+			return false;
+		if (w.from == p.b.id && opcode_of(w) == acknowledge && w.data[40] == nak_psn_seq && naks++ == 0)
+			return false;
+		return true;
+	});
+	CHECK(p.run(ib::wr_rdma_write) == ib::wc_success);
+	CHECK(device_counter(p.b, SROCE_CNT_NAK_SENT_PSN_SEQ) == 2);
+}
+
+TEST_CASE("tail probe: a copy the network duplicated is no probe: one NAK per gap", "[transport][probe]") {
+	Pair p(98);
+	// The 10th packet lost, each of the others delivered twice at once: the
+	// repeats beyond the gap come within the same microsecond.
+	unsigned int middles = 0;
+	p.f.sim().set_filter([&](const sim::WirePacket &w) {
+		return !(w.from == p.a.id && opcode_of(w) == write_middle && ++middles == 10);
+	});
+	sim::LinkConfig l;
+	l.latency_ns = 20000;
+	l.duplicate = 1.0;
+	p.f.sim().set_all_links(l);
+	REQUIRE(p.run(ib::wr_rdma_write, false) == ib::wc_success);
+	CHECK(device_counter(p.b, SROCE_CNT_NAK_SENT_PSN_SEQ) == 1);
+}
+
+TEST_CASE("tail probe: the round trip is measured, and a dead peer still ends in RETRY_EXC_ERR on time",
+	  "[transport][probe]") {
+	Pair p(99, 50000);
+	CHECK(p.run(ib::wr_rdma_write, false) == ib::wc_success); // no loss, no probe
+	sroce_core_qp_view v{};
+	sroce_core_qp_snapshot(p.qa.qp, &v);
+	CHECK(v.srtt_us >= 100); // two 50 us hops
+	CHECK(v.srtt_us < 200);
+
+	// The peer goes silent: probes back off, the IBTA timeout stays the
+	// bound, and retry_cnt (7) timeouts after the first end it.
+	p.f.sim().set_filter([&](const sim::WirePacket &w) { return w.from != p.b.id; });
+	sroce_wqe w = wqe(2, ib::wr_rdma_write, 1);
+	w.rdma.remote_addr = iova_of(p.b, p.rb);
+	w.rdma.rkey = p.f.lkey(p.rb);
+	uint64_t t0 = p.f.sim().now();
+	REQUIRE(p.f.post_send(p.qa, w, {sge_of(p.f, p.a, p.la, 0, 4096)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(p.f.wait_cqes(p.a, 1, ca, 20 * timeout_ns));
+	CHECK(int(ca[0].status) == ib::wc_retry_exc_err);
+	uint64_t took = p.f.sim().now() - t0;
+	CHECK(took >= 8 * timeout_ns);
+	CHECK(took < 8 * timeout_ns + timeout_ns / 10);
+	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_TIMEOUTS) == 8);
+	unsigned long long probes = device_counter(p.a, SROCE_CNT_TAIL_PROBES);
+	CHECK(probes >= 8);
+	CHECK(probes <= 8 * (sroce::param::max_probe_backoff + 1));
+}
