@@ -248,6 +248,13 @@ def main():
         f"({machine.get('cpu', '?')}), kernel {machine.get('kernel', '?')}, perftest {machine.get('perftest', '?')}.")
     if "sroce_params" in machine:
         add(f"- sroce module parameters: `{machine['sroce_params'].strip() or '(none)'}`.")
+    if "icrc_limit_mb_s_two_cpus" in machine:
+        add(f"- The physical limit this boot measured at load (`<debugfs>/sroce/icrc`): memcpy "
+            f"{machine.get('icrc_ns_per_4k_memcpy', '?')} ns and the ICRC ({machine.get('icrc_impl', '?')}) "
+            f"{machine.get('icrc_ns_per_4k_accel') if machine.get('icrc_impl', 'crc32_le') != 'crc32_le' else machine.get('icrc_ns_per_4k_table', '?')} ns "
+            f"per 4 KiB; each payload byte is copied and CRCed by both ends, so one CPU doing all of it moves at "
+            f"most {machine['icrc_limit_mb_s_one_cpu']} MB/s and two CPUs splitting it "
+            f"{machine['icrc_limit_mb_s_two_cpus']} MB/s.")
     add(f"- ksoftirqd: {machine.get('ksoftirqd', '?')}; server pinned to vCPU 0, client to vCPU 1.")
     add(f"- Active MTU: sroce {machine.get('mtu sroce1', '?')}, rxe {machine.get('mtu rxe1', '?')} "
         "(veth MTU 9000).")

@@ -232,6 +232,16 @@ check "rmmod sroce" rmmod sroce
 check "modprobe sroce (icrc=auto)" modprobe sroce
 check "icrc=auto: timed both" grep -qE '^ns_per_4k_accel [1-9]' $D/icrc
 log "  $(tr '\n' ' ' <$D/icrc)"
+# The physical limit make bench prints: memcpy timed too, and the two-CPU
+# limit twice the one-CPU one (4 KiB per copy + CRC, done by each end).
+check "memcpy timed at load" grep -qE '^ns_per_4k_memcpy [1-9]' $D/icrc
+lim1=$(awk '/^limit_mb_s_one_cpu/ { print $2 }' $D/icrc)
+lim2=$(awk '/^limit_mb_s_two_cpus/ { print $2 }' $D/icrc)
+check "the limits ($lim1, $lim2 MB/s): two CPUs twice one" test -n "$lim1" -a "$lim1" -gt 0 -a "$((lim2 / 2 - lim1))" -ge -1 -a "$((lim2 / 2 - lim1))" -le 1
+check "rmmod sroce" rmmod sroce
+check "modprobe sroce icrc=table" modprobe sroce icrc=table
+check "icrc=table: crc32_le, memcpy timed still" grep -qx 'impl crc32_le' $D/icrc
+check "icrc=table: its limit from crc32_le" grep -qE '^limit_mb_s_one_cpu [1-9]' $D/icrc
 check "rmmod sroce" rmmod sroce
 check "modprobe sroce icrc=accel" modprobe sroce icrc=accel
 check "modprobe sroce_selftest" modprobe sroce_selftest
