@@ -120,11 +120,24 @@ struct sroce_alloc_pd_resp {
  * the copy in shared memory; it validates the other side's index by
  * checking (producer - consumer) <= size.
  */
+enum sroce_sq_kflags {
+	/* An RC SQ has requests out that an ACK or response will answer, and
+	 * the kernel fetches what was posted meanwhile when that answer
+	 * arrives (or its retry timer fires): a post may skip the doorbell.
+	 * The kernel sets it after sending; it clears it when nothing is
+	 * left, then issues a full barrier and reads the producer again
+	 * ("SQ-A1"). The provider reads it after the full barrier that
+	 * follows its producer store, where it reads NEED_WAKEUP: either the
+	 * kernel sees the new WQE or the provider sees the flag clear. */
+	SROCE_SQ_ACK_DUE = 1 << 0,
+};
+
 struct sroce_ring_header {
 	__u32 producer;
 	__u8 pad0[SROCE_CACHELINE - 4];
 	__u32 consumer;
-	__u8 pad1[SROCE_CACHELINE - 4];
+	__u32 kflags;           /* SQ: enum sroce_sq_kflags, kernel-written; 0 for other rings */
+	__u8 pad1[SROCE_CACHELINE - 8];
 	__u32 log_size;         /* kernel-written at creation, informational */
 	__u32 entry_size;
 	__u8 pad2[SROCE_CACHELINE - 8];

@@ -78,6 +78,11 @@ int sroce_sq_doorbell(struct ibv_qp *ibqp)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!(page->flags & SROCE_CTX_NEED_WAKEUP))
 		return 0;
+	/* The same barrier pairs with the kernel's full barrier between
+	 * clearing ACK_DUE and reading the producer again (SQ-A1): while an
+	 * answer is due, the kernel fetches our WQEs when it arrives. */
+	if (sroce_load_acquire(&to_sqp(ibqp)->sq.hdr->kflags) & SROCE_SQ_ACK_DUE)
+		return 0;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	cmd.hdr.in_words = sizeof(cmd) / 4;

@@ -251,6 +251,7 @@ bool Qp::post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicit
 void Qp::cq_overflowed_locked(sroce_env_batch *b) {
 	if (state_ != ib::qps_err) {
 		state_ = ib::qps_err;
+		update_ack_due_locked();
 		if (!dead_)
 			sroce_env_event(b, owner_, ib::ev_qp_fatal);
 	}

@@ -158,6 +158,7 @@ void Qp::to_error_locked(sroce_env_batch *b, int event) {
 		return;
 	state_ = ib::qps_err;
 	flush_locked(b);
+	update_ack_due_locked(); // a post in error must ring, to be flushed
 	if (!dead_)
 		sroce_env_event(b, owner_, event);
 }
@@ -283,6 +284,24 @@ void Qp::on_work(void *arg, sroce_env_batch *b) {
 	}
 	qp->requester_run_locked(b);
 	qp->send_read_responses_locked(b);
+}
+
+// Doorbell skipping (SROCE_SQ_ACK_DUE): while an RC requester has requests
+// unacknowledged, their answer (or the retry timer) runs the requester,
+// which fetches whatever was posted meanwhile, so a user poster need not
+// ring. Written only when it changes. Once cleared, the producer is read
+// again (SQ-A1): a post that still saw the flag set skipped its doorbell,
+// and its WQE is ours to fetch.
+void Qp::update_ack_due_locked() {
+	if (!user_ || !sq_.valid())
+		return;
+	bool due = reliable() && sends_allowed() && !dead_ && req_.psn_high != comp_.unacked_psn;
+	if (due == ack_due_)
+		return;
+	ack_due_ = due;
+	sq_.set_kflags(due ? SROCE_SQ_ACK_DUE : 0);
+	if (!due && sq_.producer_peek() != req_.sq_fetched)
+		kick_locked();
 }
 
 void Qp::on_timer(void *arg, sroce_env_batch *b) {

@@ -281,6 +281,7 @@ private:
 	static void on_timer(void *arg, sroce_env_batch *b);
 	static void on_work(void *arg, sroce_env_batch *b);
 	void kick_locked(); // more requester or responder work: run it from work
+	void update_ack_due_locked();
 	// An event of this QP: counted on its device and on the QP.
 	void count(sroce_core_counter id, u64 n = 1) {
 		dev_->counters().inc(id, n);
@@ -436,6 +437,7 @@ private:
 	QpRecv recvq_;
 
 	sroce_env_timer *timer_ = nullptr;
+	bool ack_due_ = false;       // SROCE_SQ_ACK_DUE as last written to a user SQ
 	sroce_env_work *work_ = nullptr;
 };
 

@@ -293,6 +293,7 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 		comp_.rnr_left = rnr_retry_;
 		kick_locked(); // WQEs posted before RTS wait for it
 	}
+	update_ack_due_locked(); // posts ring again outside RTS and SQD
 }
 
 ktl::Result<void> Qp::modify(const sroce_core_qp_attr &attr, u32 mask, sroce_env_batch *b) {

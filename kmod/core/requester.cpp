@@ -380,6 +380,7 @@ void Qp::requester_run_locked(sroce_env_batch *b) {
 	}
 	if (reliable() && req_.psn != comp_.unacked_psn)
 		arm_retry_timer_locked();
+	update_ack_due_locked();
 }
 
 // LOCAL_INV, REG_MR and BIND_MW execute when the requester reaches them, in SQ order

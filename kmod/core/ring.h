@@ -64,6 +64,17 @@ public:
 		ktl::store_release(&hdr_->consumer, consumed);
 	}
 
+	// An SQ's kernel-written flags (SROCE_SQ_ACK_DUE). Setting needs no
+	// order: a poster that misses it rings a doorbell it could have
+	// skipped. Clearing is followed by a full barrier, after which the
+	// caller reads the producer again ("SQ-A1", paired with the provider's
+	// full barrier between its producer store and its read of kflags in
+	// sroce_sq_doorbell).
+	void set_kflags(u32 flags) {
+		ktl::store_relaxed(&hdr_->kflags, flags);
+		ktl::full_barrier();
+	}
+
 	// ---- kernel-owned producer (CQs; kernel work queues) ----
 	void publish_producer(u32 produced) {
 		// Pairs with the consumer's load_acquire of producer (provider
