@@ -81,7 +81,8 @@ int sroce_sq_doorbell(struct ibv_qp *ibqp)
 	/* The same barrier pairs with the kernel's full barrier between
 	 * clearing ACK_DUE and reading the producer again (SQ-A1): while an
 	 * answer is due, the kernel fetches our WQEs when it arrives. */
-	if (sroce_load_acquire(&to_sqp(ibqp)->sq.hdr->kflags) & SROCE_SQ_ACK_DUE)
+	if (!to_sctx(ibqp->context)->ring_every_post &&
+	    (sroce_load_acquire(&to_sqp(ibqp)->sq.hdr->kflags) & SROCE_SQ_ACK_DUE))
 		return 0;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;

@@ -102,6 +102,7 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev, int c
 		struct sroce_alloc_ucontext_resp drv;
 	} resp = {};
 	struct sroce_context *ctx;
+	const char *env;
 	int err;
 
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx, RDMA_DRIVER_UNKNOWN);
@@ -122,6 +123,10 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev, int c
 		goto fail;
 	}
 	ctx->caps = resp.drv.caps;
+	/* SROCE_RING_EVERY_POST (anything but "" or "0"): every post in
+	 * doorbell mode rings, ACK-clocked skipping off (comparisons, tests). */
+	env = getenv("SROCE_RING_EVERY_POST");
+	ctx->ring_every_post = env && env[0] && strcmp(env, "0");
 	err = sroce_map_ctx_page(ctx, cmd_fd, &resp.drv);
 	if (err)
 		goto fail;

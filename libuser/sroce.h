@@ -30,6 +30,7 @@ struct sroce_context {
 	const volatile struct sroce_context_page *ctx_page; /* read-only mapping */
 	size_t ctx_page_size;
 	uint64_t caps;              /* enum sroce_ucontext_resp_caps */
+	bool ring_every_post;       /* SROCE_RING_EVERY_POST: ignore SROCE_SQ_ACK_DUE */
 };
 
 struct sroce_pd {
