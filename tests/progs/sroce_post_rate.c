@@ -5,12 +5,7 @@
  * `make bench` (scripts/bench/in-vm.sh). Not a test: it asserts nothing
  * about speed.
  *
- *   sroce_post_rate DEV PEER_DEV post|wr SECONDS [COUNT]
- *
- * With COUNT it posts exactly COUNT WRITEs, one per call, each signaled
- * (SECONDS is then a limit), waits for them all and prints how many
- * completed: the doorbell test counts the write() system calls of that
- * (tests/vm/79-doorbell-skip.sh).
+ *   sroce_post_rate DEV PEER_DEV post|wr SECONDS
  *
  * One process holds QP A on DEV and QP B on PEER_DEV (two hosts' devices,
  * both visible from init_net) and keeps up to DEPTH WRITEs of 64 bytes
@@ -72,8 +67,7 @@ static int end_init(struct end *e, const char *dev, bool ex)
 static struct end A, B;
 
 /* BATCH WRITEs from A to B, the last signaled. */
-/* n WRITEs (at most BATCH) in one post, the last signaled. */
-static int post_batch(bool ex, int n)
+static int post_batch(bool ex)
 {
 	struct ibv_sge sge = { (uintptr_t)A.buf, BYTES, A.mr->lkey };
 
@@ -81,9 +75,9 @@ static int post_batch(bool ex, int n)
 		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(A.q.qp);
 
 		ibv_wr_start(x);
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < BATCH; i++) {
 			x->wr_id = i;
-			x->wr_flags = i == n - 1 ? IBV_SEND_SIGNALED : 0;
+			x->wr_flags = i == BATCH - 1 ? IBV_SEND_SIGNALED : 0;
 			ibv_wr_rdma_write(x, B.mr->rkey, (uintptr_t)B.buf);
 			ibv_wr_set_sge(x, sge.lkey, sge.addr, sge.length);
 		}
@@ -91,11 +85,11 @@ static int post_batch(bool ex, int n)
 	}
 	struct ibv_send_wr wr[BATCH], *bad;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < BATCH; i++)
 		wr[i] = (struct ibv_send_wr){
 			.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-			.send_flags = i == n - 1 ? IBV_SEND_SIGNALED : 0,
-			.next = i == n - 1 ? NULL : &wr[i + 1],
+			.send_flags = i == BATCH - 1 ? IBV_SEND_SIGNALED : 0,
+			.next = i == BATCH - 1 ? NULL : &wr[i + 1],
 			.wr = { .rdma = { .remote_addr = (uintptr_t)B.buf, .rkey = B.mr->rkey } },
 		};
 	return ibv_post_send(A.q.qp, wr, &bad);
@@ -104,21 +98,16 @@ static int post_batch(bool ex, int n)
 int main(int argc, char **argv)
 {
 	double t0, start, end, seconds;
-	uint64_t counted = 0, count = 0, posted = 0, completed = 0;
-	unsigned int batches_out = 0, batch = BATCH, depth = DEPTH / BATCH;
+	uint64_t counted = 0;
+	unsigned int batches_out = 0;
 	bool ex;
 
-	if (argc != 5 && argc != 6) {
-		fprintf(stderr, "usage: %s DEV PEER_DEV post|wr SECONDS [COUNT]\n", argv[0]);
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DEV PEER_DEV post|wr SECONDS\n", argv[0]);
 		return 2;
 	}
 	ex = !strcmp(argv[3], "wr");
 	seconds = atof(argv[4]);
-	if (argc == 6) {
-		count = strtoull(argv[5], NULL, 0);
-		batch = 1;
-		depth = DEPTH;
-	}
 	if (end_init(&A, argv[1], ex) || end_init(&B, argv[2], false) ||
 	    qp_to_rts(A.q.qp, B.q.qp->qp_num, &B.q.gid, A.q.gid_idx, 1, 14) ||
 	    qp_to_rts(B.q.qp, A.q.qp->qp_num, &A.q.gid, B.q.gid_idx, 1, 14)) {
@@ -133,17 +122,16 @@ int main(int argc, char **argv)
 		double t = now_s();
 		int n;
 
-		if (t >= t0 + seconds || (count && completed == count))
+		if (t >= t0 + seconds)
 			break;
-		while (batches_out < depth && (!count || posted < count)) {
-			int err = post_batch(ex, (int)batch);
+		while (batches_out < DEPTH / BATCH) {
+			int err = post_batch(ex);
 
 			if (err) {
 				CHECK(0, "post (%s): %s", argv[3], strerror(err));
 				return 1;
 			}
 			batches_out++;
-			posted += batch;
 		}
 		n = ibv_poll_cq(A.q.cq, 8, wc);
 		for (int i = 0; i < n; i++) {
@@ -152,15 +140,9 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			batches_out--;
-			completed += batch;
 			if (t >= start && t < end)
-				counted += batch;
+				counted += BATCH;
 		}
-	}
-	if (count) {
-		printf("%s: %llu of %llu WRITEs completed, one per post\n", completed == count ? "ok" : "FAIL",
-		       (unsigned long long)completed, (unsigned long long)count);
-		return completed == count ? 0 : 1;
 	}
 	double rate = (double)counted / (end - start);
 
