@@ -115,6 +115,11 @@ else
 fi
 
 port=21000
+# record DRIVER TEST BYTES QPS RUN STATUS FILE: one line of runs.tsv.
+record() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "raw/${7##*/raw/}" >>"$out/runs.tsv"
+}
+
 # one DRIVER TEST BYTES QPS RUN ARGS...: one server/client run.
 one() {
 	local drv=$1 t=$2 bytes=$3 qps=$4 run=$5 spid rc1 rc2
@@ -129,8 +134,7 @@ one() {
 	rc2=$?
 	wait $spid
 	rc1=$?
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$drv" "$t" "$bytes" "$qps" "$run" "$rc1/$rc2" \
-		"raw/${f##*/raw/}" >>"$out/runs.tsv"
+	record "$drv" "$t" "$bytes" "$qps" "$run" "$rc1/$rc2" "$f"
 	echo "$(date +%T) $drv $t $bytes B q$qps run $run: exit $rc1/$rc2, $(grep -E '^ *[0-9]+ +[0-9]+ ' "$f" | tail -1 | tr -s ' ')"
 }
 
@@ -166,8 +170,7 @@ post_rate() {
 	local f="$out/raw/$drv.post_rate_$mode.64.q1.$run"
 	timeout 200 taskset -c 1 "$PROGS/sroce_post_rate" "${dev2[$drv]}" "${dev1[$drv]}" "$mode" "$dur" >"$f" 2>&1
 	rc=$?
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$drv" "post_rate_$mode" 64 1 "$run" "0/$rc" \
-		"raw/${f##*/raw/}" >>"$out/runs.tsv"
+	record "$drv" "post_rate_$mode" 64 1 "$run" "0/$rc" "$f"
 	echo "$(date +%T) $drv post_rate_$mode run $run: exit $rc, $(tail -1 "$f" | tr -s ' ')"
 }
 for mode in post wr; do
@@ -189,8 +192,7 @@ column() {
 	local f="$out/raw/$drv.column_$way.$((rows * 8)).q1.$run"
 	timeout 200 taskset -c 1 "$PROGS/sroce_bench_column" "${dev2[$drv]}" "${dev1[$drv]}" "$way" "$rows" "$dur" >"$f" 2>&1
 	rc=$?
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$drv" "column_$way" $((rows * 8)) 1 "$run" "0/$rc" \
-		"raw/${f##*/raw/}" >>"$out/runs.tsv"
+	record "$drv" "column_$way" $((rows * 8)) 1 "$run" "0/$rc" "$f"
 	echo "$(date +%T) $drv column_$way $rows rows run $run: exit $rc, $(tail -1 "$f" | tr -s ' ')"
 }
 # The ways interleave too: mw, sge, pack, mw, sge, pack, ...
@@ -246,8 +248,7 @@ loss_run() {
 		echo "$c0 $c1" | awk '{ print "counters: tail_probes " $4 - $1 ", retrans_timeouts " $5 - $2 ", retrans_pkts " $6 - $3 }' >>"$f"
 	netem_dev "$ns1n" "${vdev1[$drv]}"
 	netem_dev "$ns2n" "${vdev2[$drv]}"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$drv" "loss_$pct" 300000 1 "$run" "0/$rc" \
-		"raw/${f##*/raw/}" >>"$out/runs.tsv"
+	record "$drv" "loss_$pct" 300000 1 "$run" "0/$rc" "$f"
 	echo "$(date +%T) $drv loss $pct% run $run: exit $rc, $(grep -E '^ok:|counters' "$f" | tr '\n' ' ')"
 }
 for pct in 0 1 3 10; do

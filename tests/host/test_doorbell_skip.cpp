@@ -99,17 +99,35 @@ void connect_user(Fixture &f, UserSq &u, Qp &q) {
 	shadow.type = ib::qpt_rc;
 	f.connect(shadow, q, ib::mtu_1024, 0x100, 0x100, 14, 7, 7);
 }
+// a's user QP connected to b's kernel QP, a source and a target buffer.
+struct Setup {
+	Fixture f;
+	Node &a, &b;
+	Qp &qb;
+	UserSq u;
+	Buffer &la, &rb;
+	Setup(uint64_t seed, size_t target)
+		: f(seed, 1500), a(f.node(0)), b(f.node(1)), qb(f.qp(b, ib::qpt_rc)), u(f, a),
+		  la(f.buffer(a, 4096, all_access)), rb(f.buffer(b, target, all_access)) {
+		connect_user(f, u, qb);
+	}
+	// Posts a 64-byte WRITE from la + src_off to rb + dst_off.
+	void write(uint64_t id, unsigned int src_off, uint64_t dst_off, bool ring = true) {
+		sroce_wqe w = wqe(id, ib::wr_rdma_write, 1);
+		w.rdma.remote_addr = iova_of(b, rb) + dst_off;
+		w.rdma.rkey = f.lkey(rb);
+		u.post(w, sge_of(f, a, la, src_off, 64), ring);
+	}
+};
 } // namespace
 
 TEST_CASE("doorbell skipping: streaming WRITEs ring no more doorbells than answers came",
 	  "[transport][doorbell-skip]") {
-	Fixture f(71, 1500);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qb = f.qp(b, ib::qpt_rc);
-	UserSq u(f, a);
-	connect_user(f, u, qb);
-	Buffer &la = f.buffer(a, 4096, all_access);
-	Buffer &rb = f.buffer(b, 64 * 2000, all_access);
+	Setup t(71, 64 * 2000);
+	Fixture &f = t.f;
+	Node &b = t.b;
+	UserSq &u = t.u;
+	Buffer &la = t.la, &rb = t.rb;
 	unsigned long long acks = 0;
 	f.sim().set_tap([&](const sim::WirePacket &p) {
 		if (p.from == b.id && p.len > 40 && p.data[28] == acknowledge)
@@ -120,14 +138,11 @@ TEST_CASE("doorbell skipping: streaming WRITEs ring no more doorbells than answe
 	std::vector<sroce_cqe> cqes;
 	while (done < total) {
 		while (posted < total && posted - done < depth) {
-			sroce_wqe w = wqe(posted, ib::wr_rdma_write, 1);
-			w.rdma.remote_addr = iova_of(b, rb) + 64ull * posted;
-			w.rdma.rkey = f.lkey(rb);
-			u.post(w, sge_of(f, a, la, (posted % 64) * 64, 64));
+			t.write(posted, (posted % 64) * 64, 64ull * posted);
 			posted++;
 		}
 		cqes.clear();
-		REQUIRE(f.wait_cqes(a, 1, cqes));
+		REQUIRE(f.wait_cqes(t.a, 1, cqes));
 		for (const auto &c : cqes) {
 			REQUIRE(int(c.status) == ib::wc_success);
 			REQUIRE(c.wr_id == done);
@@ -146,66 +161,49 @@ TEST_CASE("doorbell skipping: streaming WRITEs ring no more doorbells than answe
 
 TEST_CASE("doorbell skipping: a WQE published without a doorbell just before the last answer is sent",
 	  "[transport][doorbell-skip]") {
-	Fixture f(72, 1500);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qb = f.qp(b, ib::qpt_rc);
-	UserSq u(f, a);
-	connect_user(f, u, qb);
-	Buffer &la = f.buffer(a, 4096, all_access);
-	Buffer &rb = f.buffer(b, 4096, all_access);
+	Setup t(72, 4096);
+	Fixture &f = t.f;
+	UserSq &u = t.u;
 	bool hold = true; // b's answers are lost
-	f.sim().set_filter([&](const sim::WirePacket &p) { return !(hold && p.from == b.id); });
-	sroce_wqe w = wqe(1, ib::wr_rdma_write, 1);
-	w.rdma.remote_addr = iova_of(b, rb);
-	w.rdma.rkey = f.lkey(rb);
-	u.post(w, sge_of(f, a, la, 0, 64));
+	f.sim().set_filter([&](const sim::WirePacket &p) { return !(hold && p.from == t.b.id); });
+	t.write(1, 0, 0);
 	CHECK(u.doorbells == 1);
 	f.sim().run_for(100000);
 	CHECK(u.ack_due()); // sent, not answered
 	// The second WQE: published, the flag seen set, no doorbell.
-	w.wr_id = 2;
-	w.rdma.remote_addr += 64;
-	u.post(w, sge_of(f, a, la, 64, 64));
+	t.write(2, 64, 64);
 	CHECK(u.skipped == 1);
 	// The first answer was lost (held); the retry timer (67 ms at 14), or
 	// a probe before it, brings an answer, and the requester fetches the
 	// second WQE when it runs: both complete, without a doorbell.
 	hold = false;
 	std::vector<sroce_cqe> ca;
-	REQUIRE(f.wait_cqes(a, 2, ca, 1000000000ull));
+	REQUIRE(f.wait_cqes(t.a, 2, ca, 1000000000ull));
 	CHECK(ca[0].wr_id == 1);
 	CHECK(ca[1].wr_id == 2);
 	CHECK(int(ca[1].status) == ib::wc_success);
-	CHECK(std::memcmp(rb.data, la.data, 128) == 0);
+	CHECK(std::memcmp(t.rb.data, t.la.data, 128) == 0);
 	CHECK(u.doorbells == 1);
 	CHECK_FALSE(u.ack_due());
 }
 
 TEST_CASE("doorbell skipping: the flag clears in the error state, so a post rings and is flushed",
 	  "[transport][doorbell-skip]") {
-	Fixture f(73, 1500);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qb = f.qp(b, ib::qpt_rc);
-	UserSq u(f, a);
-	connect_user(f, u, qb);
-	Buffer &la = f.buffer(a, 4096, all_access);
-	Buffer &rb = f.buffer(b, 4096, all_access);
-	f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != b.id; }); // b answers nothing
-	sroce_wqe w = wqe(1, ib::wr_rdma_write, 1);
-	w.rdma.remote_addr = iova_of(b, rb);
-	w.rdma.rkey = f.lkey(rb);
-	u.post(w, sge_of(f, a, la, 0, 64));
+	Setup t(73, 4096);
+	Fixture &f = t.f;
+	UserSq &u = t.u;
+	f.sim().set_filter([&](const sim::WirePacket &p) { return p.from != t.b.id; }); // b answers nothing
+	t.write(1, 0, 0);
 	f.sim().run_for(100000);
 	REQUIRE(u.ack_due());
 	sroce_core_qp_attr at{};
 	at.qp_state = ib::qps_err;
 	f.sim().call([&](sroce_env_batch *bt) { REQUIRE(sroce_core_qp_modify(u.qp, &at, ib::attr_state, bt) == 0); });
 	CHECK_FALSE(u.ack_due());
-	w.wr_id = 2;
-	u.post(w, sge_of(f, a, la, 0, 64));
+	t.write(2, 0, 0);
 	CHECK(u.doorbells == 2);
 	std::vector<sroce_cqe> ca;
-	REQUIRE(f.wait_cqes(a, 2, ca));
+	REQUIRE(f.wait_cqes(t.a, 2, ca));
 	CHECK(int(ca[0].status) == ib::wc_wr_flush_err);
 	CHECK(ca[1].wr_id == 2);
 	CHECK(int(ca[1].status) == ib::wc_wr_flush_err);
