@@ -20,11 +20,62 @@
 #   SROCE_VM_TIMEOUT_SCALE=N  time limits of the VM suites times N (default 8:
 #                             the tests run 5-15x slower here; at 3,
 #                             89-loopback-trust ran out of time)
+#   TEST_DEBUG_RESUME=1       the vm layer takes only the tests the ledger
+#                             does not show passed on this kernel code yet
 # Logs: build/vm/debug/{vm,slow,pair}/ (copies of each layer's last run).
+#
+# The ledger (.cache/test-debug-ledger.tsv, shared by clones that link
+# .cache): every test of a layer run that passed whole (its boots' kmemleak
+# scans and logs clean), with the kernel code it ran on (the git trees of
+# kmod/ and abi/, committed and unmodified, and the debug kernel) and the
+# test script's own hash. The whole suite on this 2-CPU TCG machine takes
+# longer than one working session, so it is run in parts;
+# `scripts/test-debug.sh --ledger` says which tests of the vm, slow and
+# pair suites have passed on the current kernel code and which have not.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit
 t_start=$SECONDS
+ledger=${TEST_DEBUG_LEDGER:-$top/.cache/test-debug-ledger.tsv}
+
+# code_id: the kernel code's identity (kmod/, abi/ and the debug kernel's
+# build stamp), or nothing when kmod/ or abi/ differ from the commit (then
+# nothing is recorded).
+code_id() {
+	local stamp
+	# (tests/build/run.sh checks the ledger with a fixed identity)
+	[ -n "${TEST_DEBUG_CODE_ID:-}" ] && { echo "$TEST_DEBUG_CODE_ID"; return; }
+	git diff --quiet HEAD -- kmod abi 2>/dev/null || return
+	[ -z "$(git ls-files --others --exclude-standard kmod abi)" ] || return
+	stamp=$(head -1 "$top/.cache/debug-kernel/stamp" 2>/dev/null) || return
+	echo "$(git rev-parse --short=12 HEAD:kmod)-$(git rev-parse --short=12 HEAD:abi)-${stamp:0:12}"
+}
+suite_tests() { # every test make test-debug's layers run, as paths
+	ls tests/vm/[0-9]*.sh
+	echo tests/vm/slow/82-netem-full.sh
+	ls tests/pair/[0-9]*.sh
+}
+covered() { # covered ID TEST: the ledger has TEST passed on ID with its current script
+	[ -f "$ledger" ] && awk -F'\t' -v id="$1" -v t="$2" -v h="$(git hash-object "$2")" \
+		'$1 == id && $3 == t && $4 == h { f = 1 } END { exit !f }' "$ledger"
+}
+if [ "${1:-}" = --ledger ]; then
+	id=$(code_id)
+	[ -n "$id" ] || { echo "ledger: kmod/ or abi/ has uncommitted changes, or no debug kernel is built"; exit 1; }
+	n=0 c=0
+	for t in $(suite_tests); do
+		n=$((n + 1))
+		if covered "$id" "$t"; then
+			c=$((c + 1))
+			echo "  passed  $t ($(awk -F'\t' -v id="$id" -v t="$t" '$1 == id && $3 == t { w = $6 " on " $7 } END { print w }' "$ledger"))"
+		else
+			echo "  not yet $t"
+		fi
+	done
+	echo "ledger: $c of $n tests passed on the debug kernel with kernel code $id"
+	[ $c -eq $n ]
+	exit
+fi
 
 kver=$(bash scripts/debug-kernel.sh) || { echo "test-debug: the debug kernel did not build" >&2; exit 1; }
 kdir=$(bash scripts/debug-kernel.sh --kdir) || exit 1
@@ -60,6 +111,19 @@ export SROCE_VM_TIMEOUT_SCALE=${SROCE_VM_TIMEOUT_SCALE:-8}
 echo "--- kernel command line additions: $VM_APPEND"
 echo "--- every boot ends with $VM_EPILOGUE (unload sroce, kmemleak scan)"
 
+code=$(code_id)
+if [ -n "$code" ]; then
+	echo "--- kernel code $code: passes go into the ledger ($ledger)"
+else
+	echo "--- kmod/ or abi/ has uncommitted changes: nothing goes into the ledger"
+fi
+if [ "${TEST_DEBUG_RESUME:-0}" = 1 ] && [ -z "${TEST_DEBUG_TESTS:-}" ] && [ -n "$code" ]; then
+	TEST_DEBUG_TESTS=$(for t in tests/vm/[0-9]*.sh; do covered "$code" "$t" || echo "$t"; done | tr '\n' ' ')
+	echo "--- resuming: the vm layer runs ${TEST_DEBUG_TESTS:-nothing (all passed)}"
+	[ -n "$TEST_DEBUG_TESTS" ] || TEST_DEBUG_LAYERS=${TEST_DEBUG_LAYERS:-slow pair}
+	TEST_DEBUG_LAYERS=$(echo "${TEST_DEBUG_LAYERS:-vm slow pair}" | sed "s/\bvm\b//;${TEST_DEBUG_TESTS:+s/^/vm /}")
+fi
+
 logs=$top/build/vm/debug
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -78,6 +142,14 @@ layer() { # layer NAME PATTERN LOGDIR CMD...: run one suite, count its result li
 	# A failure vm-run caught after the guest's own count (a splat in the
 	# whole boot's log, the epilogue's kmemleak scan, a panic) fails too.
 	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	# A layer that passed whole: each of its tests goes into the ledger.
+	if [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] && [ -n "$code" ]; then
+		sed -n 's/^PASS \([^ ]*\) (\([0-9]*\) s)$/\1 \2/p' "$log" | while read -r tn secs; do
+			tp=$(ls tests/vm/"$tn".sh tests/vm/slow/"$tn".sh tests/pair/"$tn".sh 2>/dev/null | head -1)
+			[ -n "$tp" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$code" "$name" "$tp" \
+				"$(git hash-object "$tp")" "$secs" "$(date -u +%F)" "$(git rev-parse --short HEAD)" >>"$ledger"
+		done
+	fi
 	rm -f "$log"
 	cp -a "$dir" "$logs/$name" 2>/dev/null
 	summary+=("--- $name: $p passed, $f failed ($((SECONDS - t)) s)")

@@ -166,6 +166,25 @@ rm -rf "$root"
 # Two VM suites at once would share build/vm/last-test-run: the second
 # refuses before it boots anything.
 mkdir -p "$top/build/vm"
+# make test-debug's ledger: a test counts only for the kernel code it ran
+# on and as its script is now.
+ledger_check() { # ledger_check LINES...: --ledger's output over a ledger of LINES
+	local l rc
+	l=$(mktemp)
+	printf '%s\n' "$@" >"$l"
+	TEST_DEBUG_LEDGER=$l TEST_DEBUG_CODE_ID=K1 bash "$top/scripts/test-debug.sh" --ledger
+	rc=$?
+	rm -f "$l"
+	return $rc
+}
+h10=$(git -C "$top" hash-object tests/vm/10-good-path.sh)
+t "test-debug ledger: an empty one covers nothing" "ledger: 0 of [0-9]+ tests" ledger_check ""
+t "test-debug ledger: a pass on this kernel code counts" "^  passed  tests/vm/10-good-path.sh \(2026-11-28 on abc\)$" \
+	ledger_check "$(printf 'K1\tvm\ttests/vm/10-good-path.sh\t%s\t100\t2026-11-28\tabc' "$h10")"
+t "test-debug ledger: not on other kernel code, nor an edited script" "ledger: 0 of [0-9]+ tests" \
+	ledger_check "$(printf 'K0\tvm\ttests/vm/10-good-path.sh\t%s\t100\t2026-11-28\tabc' "$h10")" \
+	"$(printf 'K1\tvm\ttests/vm/10-good-path.sh\t0000\t100\t2026-11-28\tabc')"
+
 t "run-vm-tests.sh refuses while another run holds its output" "another run is using" \
 	flock "$top/build/vm/last-test-run.lock" bash "$top/scripts/run-vm-tests.sh"
 
