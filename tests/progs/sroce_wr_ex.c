@@ -66,6 +66,7 @@ struct end {
 static enum ibv_qp_type type;
 static bool with_atomic_write; /* RC, and both devices have it */
 static bool with_flush;        /* RC, and both devices have FLUSH to global visibility */
+static bool per_builder;       /* SROCE_WR_EX_PER_BUILDER=1: the gathers balanced too */
 static bool pair;              /* B on another device */
 static struct ibv_ah *ah;
 static struct end A, B;
@@ -154,6 +155,17 @@ static void set_gather(struct wr_plan *p, bool may_inline)
 	uint32_t cut2 = cut1 + (p->len - cut1 ? (uint32_t)(rnd() % (p->len - cut1 + 1)) : 0);
 	unsigned int how = (unsigned int)(rnd() % 4);
 
+	/* Per builder: the setter used least so far among those that fit
+	 * (inline only up to MAX_INL; build() keeps such WRs short). */
+	if (per_builder) {
+		const unsigned long n[4] = { tally.sge, tally.sge_list, tally.inl, tally.inl_list };
+		unsigned int kinds = may_inline && p->len <= MAX_INL ? 4 : 2;
+
+		how = 0;
+		for (unsigned int k = 1; k < kinds; k++)
+			if (n[k] < n[how])
+				how = k;
+	}
 	if (may_inline && p->len <= MAX_INL && how >= 2) {
 		if (how == 2) {
 			ibv_wr_set_inline_data(x, p->src, p->len);
@@ -263,6 +275,10 @@ static void build(struct wr_plan *p, unsigned int slot, uint64_t wr_id)
 	default:
 		break;
 	}
+	/* Per builder, a WR that could go inline does while the inline
+	 * setters are behind (most WRs are longer than MAX_INL). */
+	if (per_builder && tally.inl + tally.inl_list < tally.sge + tally.sge_list)
+		p->len %= MAX_INL + 1;
 	for (uint32_t i = 0; i < p->len; i++)
 		p->src[i] = (uint8_t)rnd();
 	memcpy(p->expect, p->src, p->len);
@@ -433,7 +449,7 @@ int main(int argc, char **argv)
 	uint64_t ops, id = 1, want;
 	struct ibv_device_attr_ex dx, dxb;
 	unsigned long posted = 0;
-	bool peer_flush, per_builder;
+	bool peer_flush;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s DEV rc|uc|ud N [SEED [PEER_DEV]]\n", argv[0]);

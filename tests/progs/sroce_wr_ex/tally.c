@@ -31,6 +31,13 @@ unsigned long fewest_per_builder(const struct tally *t, uint64_t ops, bool flush
 	for (unsigned int i = 0; i < N_NAMES; i++)
 		if (builder_used(i, ops, flush) && t->op[i] < m)
 			m = t->op[i];
+	/* The gathers are builders too: every QP type here sends, so all four
+	 * are in use (wr_set_ud_addr goes with every UD WR). */
+	const unsigned long setters[] = { t->sge, t->sge_list, t->inl, t->inl_list };
+
+	for (unsigned int i = 0; i < 4; i++)
+		if (setters[i] < m)
+			m = setters[i];
 	return m;
 }
 
