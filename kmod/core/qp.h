@@ -158,6 +158,7 @@ struct LossRecovery {
 	bool timing = false;
 	u32 timed_psn = 0;
 	u64 timed_sent_ns = 0;
+	u64 sent_ns = 0;             // the newest first transmission
 	bool probe_armed = false;
 	u32 probes = 0;
 	u64 timeout_at_ns = 0;
@@ -330,7 +331,7 @@ private:
 	void progress_locked();
 	void restart_retry_timer_locked();
 	void on_timeout_locked(sroce_env_batch *b);
-	void arm_retry_or_probe_locked(u64 now);
+	void arm_retry_or_probe_locked(u64 from, u64 now);
 	void send_probe_locked(sroce_env_batch *b);
 	u64 probe_delay_ns() const;
 	void rtt_sent_locked(u32 psn, bool ack_req);

@@ -21,10 +21,12 @@ void Qp::progress_locked() {
 }
 
 void Qp::restart_retry_timer_locked() {
-	if (req_.psn == comp_.unacked_psn)
-		return; // a pending timer finds nothing outstanding
 	comp_.timer_armed = false;
-	arm_retry_timer_locked();
+	// Nothing outstanding: a pending timer finds nothing to do, and the
+	// next send arms it afresh (a deadline left from an earlier answer
+	// would probe that send at once).
+	if (req_.psn != comp_.unacked_psn)
+		arm_retry_timer_locked();
 }
 
 // The timer runs from the newest answer (or the first packet after
@@ -38,14 +40,15 @@ void Qp::arm_retry_timer_locked() {
 		return;
 	u64 now = sroce_env_now_ns();
 	comp_.rec.timeout_at_ns = now + (4096ull << ktl::min(timeout_, 31u));
-	arm_retry_or_probe_locked(now);
+	arm_retry_or_probe_locked(now, now);
 }
 
-// The next probe waits twice as long as the one before (a lost probe, or
-// its lost answer, is probed again), and none is armed past the timeout.
-void Qp::arm_retry_or_probe_locked(u64 now) {
+// The next probe comes a probe delay after `from`, twice as long after the
+// one before (a lost probe, or its lost answer, is probed again), and none
+// is armed past the timeout.
+void Qp::arm_retry_or_probe_locked(u64 from, u64 now) {
 	LossRecovery &r = comp_.rec;
-	u64 probe_at = now + (probe_delay_ns() << ktl::min(r.probes, param::max_probe_backoff));
+	u64 probe_at = from + (probe_delay_ns() << ktl::min(r.probes, param::max_probe_backoff));
 	r.probe_armed = probe_at < r.timeout_at_ns;
 	comp_.timer_armed = true;
 	sroce_env_timer_arm(timer_, (r.probe_armed ? probe_at : r.timeout_at_ns) - now);
@@ -65,13 +68,20 @@ u64 Qp::probe_delay_ns() const {
 // A request packet went out. One first transmission with AckReq at a time
 // is timed; its answer is any response at or beyond its PSN (for a READ
 // request, the PSN of its first response).
+//
+// Every first transmission is also the newest send: no probe goes out
+// sooner than a probe delay after it (a probe of a packet still on its way
+// would come before it on the wire).
 void Qp::rtt_sent_locked(u32 psn, bool ack_req) {
 	LossRecovery &r = comp_.rec;
-	if (!ack_req || r.timing || psn_diff(psn, req_.psn_high) < 0)
+	if (psn_diff(psn, req_.psn_high) < 0)
+		return;
+	r.sent_ns = sroce_env_now_ns();
+	if (!ack_req || r.timing)
 		return;
 	r.timing = true;
 	r.timed_psn = psn;
-	r.timed_sent_ns = sroce_env_now_ns();
+	r.timed_sent_ns = r.sent_ns;
 }
 
 void Qp::rtt_answered_locked(u32 psn) {
@@ -151,10 +161,19 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 		return;
 	}
 	if (comp_.rec.probe_armed) {
-		send_probe_locked(b);
-		if (state_ != ib::qps_err)
-			arm_retry_or_probe_locked(sroce_env_now_ns());
-		return;
+		u64 now = sroce_env_now_ns();
+		comp_.rec.probe_armed = false;
+		if (now < comp_.rec.timeout_at_ns) { // else a late timer: the timeout is due
+			// Not sooner than a probe delay after the newest send.
+			u64 from = comp_.rec.sent_ns;
+			if (now - from >= probe_delay_ns()) {
+				send_probe_locked(b);
+				from = now;
+			}
+			if (state_ != ib::qps_err)
+				arm_retry_or_probe_locked(from, now);
+			return;
+		}
 	}
 	count(SROCE_CNT_RETRANS_TIMEOUTS);
 	if (comp_.retries_left == 0) {

@@ -48,7 +48,7 @@ traced() {
 	spid=$!
 	wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
 	acks0=$(rx_pkts sroce2) # the client's device receives nothing but ACKs
-	ip netns exec h2 env "$@" taskset -c 0 timeout 120 strace -f -c -o /tmp/sq.strace \
+	ip netns exec h2 env "$@" taskset -c "${client_cpu:-0}" timeout 120 strace -f -c -o /tmp/sq.strace \
 		$tool -d sroce2 -x "$g2" -F -u 18 -p $port -s 64 -n $ITERS 10.0.7.1 >/tmp/sq.client 2>&1
 	rc2=$?
 	wait $spid
@@ -90,10 +90,15 @@ rps_to_cpu0() {
 }
 rx_pkts() { rdma statistic show link "$1"/1 | grep -o 'rx_pkts [0-9]*' | cut -d' ' -f2; }
 few_writes() { [ "$writes" -lt $((ITERS / 10)) ]; }
-# Doorbell mode with skipping: no more write() calls than ACKs, beyond
-# what the tool writes itself (its TCP exchange and output: the poller-on
-# run's count, $tool_writes).
-writes_within_acks() { [ "$writes" -le $((acks + tool_writes + 10)) ] && [ "$writes" -lt $((ITERS / 2)) ]; }
+# Doorbell mode with skipping (issue 17): no more write() calls than ACKs
+# came back, beyond what the tool writes itself (its TCP exchange and
+# output: the poller-on run's count, $tool_writes). Here the receive side
+# runs on the poster's CPU (RPS to CPU 0, the tools on CPU 0), so each ACK
+# is processed inside the doorbell's own system call: the flag is already
+# clear at the next post and every post rings, one ACK each. A NIC's ACK
+# arrives later, while the flag is up, and posts skip (the host test
+# test_doorbell_skip.cpp shows that; the CPU 1 run below may too).
+writes_within_acks() { [ "$writes" -le $((acks + tool_writes + 10)) ]; }
 one_write_per_post() { [ "$writes" -ge $((ITERS * 9 / 10)) ]; }
 
 log "-- sq_poll=1 (the default)"
@@ -125,6 +130,13 @@ for tool in ib_write_bw ib_send_bw; do
 	traced "$tool, SROCE_NO_SQ_POLL=1 SROCE_RING_EVERY_POST=1" $tool SROCE_NO_SQ_POLL=1 SROCE_RING_EVERY_POST=1 &&
 		check "$tool, SROCE_RING_EVERY_POST=1: about one write() per post" one_write_per_post
 done
+# The client on CPU 1, its receive processing on CPU 0: ACKs come back
+# while it posts.
+client_cpu=1 tool_writes=${tool_writes_of[ib_write_bw]:-0}
+traced "ib_write_bw, SROCE_NO_SQ_POLL=1, client on CPU 1" ib_write_bw SROCE_NO_SQ_POLL=1 &&
+	check "ib_write_bw, client on CPU 1: write() calls ($writes) within the ACKs ($acks) + the tool's" \
+		writes_within_acks
+client_cpu=0
 # A CPU hog beside the pollers (CPU 1): they doze instead of spinning.
 taskset -c 1 sh -c 'while :; do :; done' &
 hog=$!
