@@ -158,7 +158,7 @@ struct LossRecovery {
 	bool timing = false;
 	u32 timed_psn = 0;
 	u64 timed_sent_ns = 0;
-	u64 sent_ns = 0;             // the newest first transmission
+	u64 quiet_ns = 0;            // the newest first transmission or answer
 	bool probe_armed = false;
 	u32 probes = 0;
 	u64 timeout_at_ns = 0;

@@ -21,6 +21,7 @@ void Qp::progress_locked() {
 }
 
 void Qp::restart_retry_timer_locked() {
+	comp_.rec.quiet_ns = sroce_env_now_ns();
 	comp_.timer_armed = false;
 	// Nothing outstanding: a pending timer finds nothing to do, and the
 	// next send arms it afresh (a deadline left from an earlier answer
@@ -69,19 +70,19 @@ u64 Qp::probe_delay_ns() const {
 // is timed; its answer is any response at or beyond its PSN (for a READ
 // request, the PSN of its first response).
 //
-// Every first transmission is also the newest send: no probe goes out
-// sooner than a probe delay after it (a probe of a packet still on its way
-// would come before it on the wire).
+// Every first transmission, like every answer, starts the quiet a probe
+// waits for: a probe of a packet still on its way would come before it on
+// the wire.
 void Qp::rtt_sent_locked(u32 psn, bool ack_req) {
 	LossRecovery &r = comp_.rec;
 	if (psn_diff(psn, req_.psn_high) < 0)
 		return;
-	r.sent_ns = sroce_env_now_ns();
+	r.quiet_ns = sroce_env_now_ns();
 	if (!ack_req || r.timing)
 		return;
 	r.timing = true;
 	r.timed_psn = psn;
-	r.timed_sent_ns = r.sent_ns;
+	r.timed_sent_ns = r.quiet_ns;
 }
 
 void Qp::rtt_answered_locked(u32 psn) {
@@ -164,8 +165,9 @@ void Qp::on_timeout_locked(sroce_env_batch *b) {
 		u64 now = sroce_env_now_ns();
 		comp_.rec.probe_armed = false;
 		if (now < comp_.rec.timeout_at_ns) { // else a late timer: the timeout is due
-			// Not sooner than a probe delay after the newest send.
-			u64 from = comp_.rec.sent_ns;
+			// Not sooner than a probe delay after the newest send or
+			// answer (the kernel's timer may fire up to a tick early).
+			u64 from = comp_.rec.quiet_ns;
 			if (now - from >= probe_delay_ns()) {
 				send_probe_locked(b);
 				from = now;

@@ -322,6 +322,7 @@ void Sim::set_rx_hook(int n, RxHook hook) { node(*e_, n).hook = std::move(hook);
 void Sim::set_rx_linear(int n, unsigned int bytes) { node(*e_, n).rx_linear = bytes; }
 
 void Sim::set_work_delay(uint64_t ns) { e_->work_delay_ns = ns; }
+void Sim::set_timer_tick(uint64_t ns) { e_->timer_tick_ns = ns; }
 
 void Sim::remove_node(int n) {
 	detail::Node &nd = node(*e_, n);

@@ -103,6 +103,10 @@ public:
 	// Deferred work runs ns after it is queued instead of at once: a busy
 	// CPU, so packets can arrive while a long READ response is streamed.
 	void set_work_delay(uint64_t ns);
+	// Timers fire on ticks of ns, as the kernel's timer_list does: armed
+	// for ceil(delay / tick) ticks, they fire at that tick's boundary,
+	// anywhere up to one tick sooner than the delay; 0: exact (default).
+	void set_timer_tick(uint64_t ns);
 	// Destroys the node's device now; packets still addressed to it are
 	// dropped (unless it has an rx hook).
 	void remove_node(int node);

@@ -208,8 +208,12 @@ void sroce_env_timer_arm(sroce_env_timer *t, unsigned long long delay_ns) {
 		g_engine->unschedule(t);
 	t->pending = true;
 	// Without a simulator there is no clock to fire on: it stays pending.
-	if (g_engine)
-		g_engine->schedule(t, g_engine->now + delay_ns);
+	if (!g_engine)
+		return;
+	uint64_t at = g_engine->now + delay_ns;
+	if (uint64_t tick = g_engine->timer_tick_ns) // mod_timer(jiffies + ceil(delay / tick))
+		at = (g_engine->now / tick + (delay_ns + tick - 1) / tick) * tick;
+	g_engine->schedule(t, at);
 }
 
 void sroce_env_timer_cancel(sroce_env_timer *t) { task_cancel(t); }

@@ -73,6 +73,7 @@ struct Engine {
 	uint64_t rng;
 	uint64_t now = 1000000000ull;
 	uint64_t work_delay_ns = 0; // deferred work runs this much later (a busy CPU)
+	uint64_t timer_tick_ns = 0; // timers fire on tick boundaries (jiffies); 0: exact
 	uint64_t seq = 0;
 	uint64_t same_instant = 0; // items run at the current instant in a row
 	uint64_t hash = 0xcbf29ce484222325ull;
