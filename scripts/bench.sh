@@ -70,7 +70,9 @@ column -t "$out/micro.tsv"
 # run, both drivers, with a margin: TCG on a busy host is slow; then the
 # programs' 14 runs per round (post_rate 4, column 10), each with a setup
 # (sroce_bench_column registers a 128 MiB matrix).
-timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15) + runs * 14 * (duration + 30)))
+# The loss section: 8 sroce_integrity runs per round, each up to 300 s (rxe
+# at 10% loss waits out many timeouts).
+timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15) + runs * 14 * (duration + 30) + runs * 8 * 300))
 lock=()
 [ -n "${VM_LOCK:-}" ] && lock=(flock "$VM_LOCK")
 kargs=()

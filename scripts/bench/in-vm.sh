@@ -236,11 +236,11 @@ loss_run() {
 	port=$((port + 1))
 	l0=$(cm_listeners)
 	[ $drv = sroce ] && c0=$(loss_ctrs)
-	${ns1[$drv]} timeout 400 "$PROGS/sroce_integrity" -s -a "${addr[$drv]}" -p $port -t 16 -w 100 \
+	${ns1[$drv]} timeout 300 "$PROGS/sroce_integrity" -s -a "${addr[$drv]}" -p $port -t 16 -w 100 \
 		>"$f.server" 2>&1 &
 	spid=$!
 	wait_until 30 cm_listening "$l0"
-	${ns2[$drv]} timeout 400 "$PROGS/sroce_integrity" -c -a "${addr[$drv]}" -p $port -n 40 -m 300000 -S 7 \
+	${ns2[$drv]} timeout 300 "$PROGS/sroce_integrity" -c -a "${addr[$drv]}" -p $port -n 40 -m 300000 -S 7 \
 		-t 16 -r 7 -w 100 >"$f" 2>&1
 	rc=$?
 	wait $spid
