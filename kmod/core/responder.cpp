@@ -430,7 +430,10 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 		// late as a tail-loss probe comes (the NAK was lost), not as soon
 		// as a copy the network duplicated.
 		u64 now = sroce_env_now_ns();
-		bool repeat = psn == resp_.nak_prev_psn && now - resp_.nak_sent_ns < param::probe_min_ns / 2;
+		// A probe is within what a requester may have out; a repeat far
+		// beyond that is no probe (one NAK per gap still).
+		bool repeat = psn == resp_.nak_prev_psn &&
+			      (now - resp_.nak_sent_ns < param::probe_min_ns / 2 || u32(d) > 2 * param::max_unacked_pkts);
 		bool resending = resp_.nak_sent && pi.hdr.bth.ack_req && psn_diff(psn, resp_.nak_high_psn) <= 0 && !repeat;
 		resp_.nak_prev_psn = psn;
 		if (!resp_.nak_sent || resending) {
