@@ -181,11 +181,14 @@ def rc1(w, vqpn, vpsn):
     pong = [p for p in pk if p[0] == 0x04]
     if pong:
         w.send(bth(0x11, vqpn, vpsn) + struct.pack(">I", 0x1F000001))
-    pk += w.collect(0.5)
+    after = w.collect(0.5)
+    pk += after
     a = acks(pk)
     ok(any(p == psn and s is not None and s < 0x20 for p, s in a), "good SEND: ACKed (got %s)" % a)
     ok(len(pong) >= 1 and pong[0][1] == vpsn, "the victim's pong SEND arrived with its first PSN")
-    ok(len([p for p in pk if p[0] == 0x04]) == 1, "the pong was not retransmitted once ACKed")
+    # Before our ACK a tail-loss probe may resend it (a slow kernel, this
+    # script late to answer); after it, nothing.
+    ok(not [p for p in after if p[0] == 0x04], "the pong was not retransmitted once ACKed")
     psn += 1
 
     # A payload larger than the path MTU (1024) in one packet: invalid request.
