@@ -52,7 +52,10 @@ int sroce_cq_created(struct sroce_cq *cq, int cmd_fd, int err, const struct sroc
 int sroce_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
-	int err = ibv_cmd_destroy_cq(ibcq);
+	int err = sroce_intf_cq_busy(cq);
+
+	if (!err)
+		err = ibv_cmd_destroy_cq(ibcq);
 
 	if (err)
 		return err;
@@ -110,19 +113,6 @@ int sroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
 	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
 }
 
-unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe)
-{
-	unsigned int flags = 0;
-
-	if (cqe->flags & SROCE_CQE_WITH_IMM)
-		flags |= IBV_WC_WITH_IMM;
-	if (cqe->flags & SROCE_CQE_WITH_INV)
-		flags |= IBV_WC_WITH_INV;
-	if (cqe->flags & SROCE_CQE_GRH)
-		flags |= IBV_WC_GRH;
-	return flags;
-}
-
 static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;
@@ -139,23 +129,6 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 	wc->slid = 0;
 	wc->sl = cqe->sl;
 	wc->dlid_path_bits = 0;
-}
-
-uint32_t sroce_cq_available(struct sroce_uring *r)
-{
-	/* Pairs with the kernel's store_release of the producer index after
-	 * it wrote the CQEs (CQ-P1): every CQE below it is complete. */
-	uint32_t avail = sroce_load_acquire(&r->hdr->producer) - r->idx;
-
-	/* Not a state the kernel produces: read nothing. */
-	return avail > r->mask + 1 ? 0 : avail;
-}
-
-void sroce_cq_release(struct sroce_uring *r)
-{
-	/* Pairs with the kernel's load_acquire of the consumer index before it
-	 * reuses a slot (CQ-C1): we are done reading. */
-	sroce_store_release(&r->hdr->consumer, r->idx);
 }
 
 int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)

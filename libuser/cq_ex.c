@@ -193,6 +193,7 @@ void sroce_cq_ex_init(struct sroce_cq *cq, uint64_t wc_flags, bool single_thread
 	struct ibv_cq_ex *ex = &cq->vcq.cq_ex;
 
 	cq->single_threaded = single_threaded;
+	cq->wc_flags = wc_flags;
 
 	ex->start_poll = cq_ex_start_poll;
 	ex->next_poll = cq_ex_next_poll;

@@ -87,6 +87,7 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 		qp->max_recv_sge = sroce_min_u32(attr->cap.max_recv_sge,
 						 sroce_stride_sges(qp->rq.stride));
 		qp->rq.idx = qp->rq.hdr->producer;
+		qp->intf.rq_repost = qp->rq.idx;
 		qp->rq.peer = qp->rq.hdr->consumer;
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
@@ -190,8 +191,10 @@ int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 int sroce_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	int err = ibv_cmd_destroy_qp(ibqp);
+	int err = sroce_intf_qp_busy(qp);
 
+	if (!err)
+		err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
 	/* Unmapped rings (XRC, an SRQ) unmap as nothing. */

@@ -57,6 +57,9 @@ struct sroce_uring {
 
 struct sroce_cq {
 	struct verbs_cq vcq;       /* vcq.cq is the ibv_cq; vcq.cq_ex the readers */
+	uint64_t wc_flags;         /* ibv_create_cq_ex's (IBV_WC_EX_WITH_*); 0 for ibv_create_cq */
+	uint64_t format_mask;      /* srocedv_modify_cq's enum srocedv_wc_format, 0 if none */
+	uint32_t intf_refs;        /* formatted tables held (intf.c): destroy is EBUSY */
 	struct sroce_uring ring;   /* user consumes, kernel produces */
 	/* ibv_cq_ex polling (cq_ex.c), from start_poll to end_poll: ring.idx
 	 * is the CQE the readers read, cur points at it. */
@@ -80,6 +83,18 @@ struct sroce_wr_batch {
 	bool cur_needs_addr;       /* UD: cur has no ibv_wr_set_ud_addr yet */
 };
 
+/* The QP's interface families (intf.c, intf_qp.c), indexed by
+ * SROCE_INTF_RDMA / SROCE_INTF_MSG: the tables held, the mode they were
+ * made for, and the WQE flags that mode puts in every WR. */
+enum { SROCE_INTF_RDMA, SROCE_INTF_MSG, SROCE_INTF_QP_FAMILIES };
+struct sroce_qp_intf {
+	uint32_t refs[SROCE_INTF_QP_FAMILIES];
+	uint32_t flags[SROCE_INTF_QP_FAMILIES];        /* srocedv_query_intf_params.flags */
+	uint32_t family_flags[SROCE_INTF_QP_FAMILIES]; /* .family_flags */
+	uint16_t wqe_flags[SROCE_INTF_QP_FAMILIES];    /* enum sroce_wqe_flags */
+	uint32_t rq_repost;        /* the RQ WQE recv_repost posts next (free-running) */
+};
+
 struct sroce_qp {
 	struct verbs_qp vqp;       /* vqp.qp is the ibv_qp; vqp.qp_ex the builders */
 	struct sroce_uring sq;     /* user produces, kernel consumes; unmapped for an XRC target */
@@ -88,6 +103,7 @@ struct sroce_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	struct sroce_wr_batch batch;
+	struct sroce_qp_intf intf;
 };
 
 struct sroce_srq {
@@ -176,12 +192,38 @@ int sroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int sroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 /* The ibv_wc_flags of a CQE. */
-unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe);
-/* CQEs the kernel published and the provider has not consumed; 0 for a
- * producer index no kernel writes. Pairs with CQ-P1. */
-uint32_t sroce_cq_available(struct sroce_uring *r);
-/* Consumes the CQEs up to r->idx. Pairs with CQ-C1. */
-void sroce_cq_release(struct sroce_uring *r);
+static inline unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe)
+{
+	unsigned int flags = 0;
+
+	if (cqe->flags & SROCE_CQE_WITH_IMM)
+		flags |= IBV_WC_WITH_IMM;
+	if (cqe->flags & SROCE_CQE_WITH_INV)
+		flags |= IBV_WC_WITH_INV;
+	if (cqe->flags & SROCE_CQE_GRH)
+		flags |= IBV_WC_GRH;
+	return flags;
+}
+/* CQEs the kernel published and the provider has not consumed (0 for a
+ * producer index no kernel writes), and their release: cq.c, cq_ex.c and
+ * intf_cq.c poll with them. */
+static inline uint32_t sroce_cq_available(struct sroce_uring *r)
+{
+	/* Pairs with the kernel's store_release of the producer index after
+	 * it wrote the CQEs (CQ-P1): every CQE below it is complete. */
+	uint32_t avail = sroce_load_acquire(&r->hdr->producer) - r->idx;
+
+	/* Not a state the kernel produces: read nothing. */
+	return avail > r->mask + 1 ? 0 : avail;
+}
+
+static inline void sroce_cq_release(struct sroce_uring *r)
+{
+	/* Pairs with the kernel's load_acquire of the consumer index before it
+	 * reuses a slot (CQ-C1): we are done reading. */
+	sroce_store_release(&r->hdr->consumer, r->idx);
+}
+
 /* After a CQ's create command (err its result): maps the ring, ready to
  * poll; or undoes the creation and frees cq. 0 or the errno. */
 int sroce_cq_created(struct sroce_cq *cq, int cmd_fd, int err, const struct sroce_create_cq_resp *resp);
@@ -251,6 +293,20 @@ int sroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sroce_destroy_srq(struct ibv_srq *ibsrq);
 int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* intf.c: interface families (srocedv_query_intf). EBUSY while a table
+ * of the object is held, else 0: destroy checks it first. */
+int sroce_intf_qp_busy(struct sroce_qp *qp);
+int sroce_intf_cq_busy(struct sroce_cq *cq);
+
+/* intf_qp.c, intf_cq.c: the specialised tables. */
+struct srocedv_qp_ops_rdma;
+struct srocedv_qp_ops_msg;
+struct srocedv_cq_formatted_ops;
+const struct srocedv_qp_ops_rdma *sroce_intf_rdma_ops(bool single_threaded);
+const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded);
+/* NULL for a format without SROCEDV_WC_BASE or with unknown bits. */
+const struct srocedv_cq_formatted_ops *sroce_intf_cq_ops(uint64_t format_mask, bool single_threaded);
 
 /* ah.c */
 struct ibv_ah *sroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);

@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_intf.c - the interface families (libuser/intf*.c, seed 004) against
+ * ibv_post_send, ibv_post_recv and ibv_poll_cq, on rings in this process's
+ * memory: the test plays the kernel.
+ *
+ * 1. Every QP family function, in both tables (locked, single-threaded) and
+ *    every mode, writes the WQE ibv_post_send writes for the same work
+ *    request, byte for byte, with the ring wrapping many times.
+ * 2. Pending WRs stay unpublished until flush, which publishes them with
+ *    one producer update and one doorbell; a plain post rings once.
+ * 3. recv_repost posts again exactly the WRs the kernel took, oldest first,
+ *    never one it has not taken, and never a slot overwritten since.
+ * 4. poll_formatted, for all 32 formats, writes what ibv_poll_cq reads, at
+ *    the offsets srocedv_wc_format_offset gives; it stops at an error CQE
+ *    (-EIO when first) and refuses a buffer too small (-EINVAL).
+ * 5. The query's checks: family, version, flags, QP type and state, SRQ,
+ *    format; EBUSY for a second mode, for destroy and for a new format
+ *    while a table is held; release of an unknown table is EINVAL.
+ * 6. Two threads posting through one locked table lose no WR.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake_qp.h"
+#include "infiniband/srocedv.h"
+
+/* A QP with an RQ beside fake_qp's SQ. */
+struct fake_qp_rq {
+	struct fake_qp f;
+	struct sroce_ring_header rq_hdr;
+	uint8_t rq_entries[STRIDE << LOG_ENTRIES];
+};
+
+static void qp_init(struct fake_qp_rq *q, enum ibv_qp_type type)
+{
+	fake_qp_init(&q->f, type, 0);
+	memset(&q->rq_hdr, 0, sizeof(q->rq_hdr));
+	q->f.qp.rq.map = q->rq_entries; /* only tested for NULL (an SRQ) */
+	q->f.qp.rq.hdr = &q->rq_hdr;
+	q->f.qp.rq.entries = q->rq_entries;
+	q->f.qp.rq.mask = (1u << LOG_ENTRIES) - 1;
+	q->f.qp.rq.stride = STRIDE;
+	q->f.qp.max_recv_sge = MAX_SGE;
+	pthread_spin_init(&q->f.qp.rq.lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+static struct ibv_qp *ibqp_of(struct fake_qp_rq *q)
+{
+	return &q->f.qp.vqp.qp;
+}
+
+static void *query(void *obj, enum srocedv_intf_family fam, uint32_t flags, uint32_t family_flags)
+{
+	struct srocedv_query_intf_params p = {
+		.intf = fam,
+		.intf_version = SROCEDV_INTF_VERSION,
+		.obj = obj,
+		.flags = flags,
+		.family_flags = family_flags,
+	};
+
+	return srocedv_query_intf(&sctx.vctx.context, &p);
+}
+
+/* The doorbell's system call goes to a pipe: each write() is one ring. */
+static int db_pipe[2];
+
+static int doorbells(void)
+{
+	char buf[4096];
+	int n = 0;
+	ssize_t r;
+
+	while ((r = read(db_pipe[0], buf, sizeof(buf))) > 0)
+		n += (int)(r / (ssize_t)sizeof(struct ibv_post_send));
+	return n;
+}
+
+static const uint8_t *slot(struct fake_qp *f, uint32_t idx)
+{
+	return f->entries + (size_t)(idx & f->qp.sq.mask) * STRIDE;
+}
+
+/* The bytes of a WQE that mean something (header and its SGEs or inline
+ * data): the rest of a slot is stale. */
+static size_t wqe_bytes(const struct sroce_wqe *w)
+{
+	return sizeof(*w) + ((w->flags & SROCE_WQE_INLINE) ? w->inline_len : w->num_sge * sizeof(struct sroce_sge));
+}
+
+enum fn { READ, WRITE, WRITE_IMM, WRITE_INLINE, WRITE_PENDING, SEND, SEND_IMM, SEND_INLINE,
+	  SEND_PENDING, SEND_INLINE_PENDING, SENDTO, SENDTO_IMM, SENDTO_INLINE, FN_COUNT };
+
+/* Posts one WR of kind fn through the tables, and the same through
+ * ibv_post_send on `ref`; the two WQEs must be the same bytes. */
+static void same_wqe(struct fake_qp_rq *q, struct fake_qp_rq *ref, const struct srocedv_qp_ops_rdma *rdma,
+		     const struct srocedv_qp_ops_msg *msg, enum fn fn, unsigned int send_flags, struct ibv_ah *ah)
+{
+	struct ibv_qp *qp = ibqp_of(q);
+	uint32_t len = fn == WRITE_INLINE || fn == SEND_INLINE || fn == SEND_INLINE_PENDING || fn == SENDTO_INLINE
+			       ? (uint32_t)(rnd() % (MAX_INLINE + 1))
+			       : (uint32_t)rnd();
+	uint64_t addr = fn == WRITE_INLINE || fn == SEND_INLINE || fn == SEND_INLINE_PENDING || fn == SENDTO_INLINE
+				? (uintptr_t)payload + rnd() % (sizeof(payload) - MAX_INLINE)
+				: rnd();
+	uint32_t lkey = (uint32_t)rnd(), rkey = (uint32_t)rnd(), imm = (uint32_t)rnd();
+	uint32_t rqpn = (uint32_t)rnd() & 0xffffff, qkey = (uint32_t)rnd();
+	uint64_t raddr = rnd(), wr_id = rnd();
+	struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .send_flags = send_flags }, *bad;
+	uint32_t at = q->f.qp.sq.idx;
+	int err = -1;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	switch (fn) {
+	case READ:
+		wr.opcode = IBV_WR_RDMA_READ;
+		err = rdma->read(qp, addr, len, lkey, raddr, rkey, wr_id);
+		break;
+	case WRITE:
+	case WRITE_PENDING:
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		err = (fn == WRITE ? rdma->write : rdma->write_pending)(qp, addr, len, lkey, raddr, rkey, wr_id);
+		break;
+	case WRITE_IMM:
+		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = imm;
+		err = rdma->write_imm(qp, addr, len, lkey, imm, raddr, rkey, wr_id);
+		break;
+	case WRITE_INLINE:
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags |= IBV_SEND_INLINE;
+		err = rdma->write_inline(qp, addr, len, raddr, rkey, wr_id);
+		break;
+	case SEND:
+	case SEND_PENDING:
+		wr.opcode = IBV_WR_SEND;
+		err = (fn == SEND ? msg->send : msg->send_pending)(qp, addr, len, lkey, wr_id);
+		break;
+	case SEND_IMM:
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.imm_data = imm;
+		err = msg->send_imm(qp, addr, len, lkey, imm, wr_id);
+		break;
+	case SEND_INLINE:
+	case SEND_INLINE_PENDING:
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags |= IBV_SEND_INLINE;
+		err = (fn == SEND_INLINE ? msg->send_inline : msg->send_inline_pending)(qp, addr, len, wr_id);
+		break;
+	case SENDTO:
+	case SENDTO_IMM:
+	case SENDTO_INLINE:
+		memset(&wr.wr, 0, sizeof(wr.wr));
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = rqpn;
+		wr.wr.ud.remote_qkey = qkey;
+		wr.opcode = fn == SENDTO_IMM ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+		wr.imm_data = fn == SENDTO_IMM ? imm : 0;
+		if (fn == SENDTO)
+			err = msg->sendto(qp, addr, len, lkey, ah, rqpn, qkey, wr_id);
+		else if (fn == SENDTO_IMM)
+			err = msg->sendto_imm(qp, addr, len, lkey, imm, ah, rqpn, qkey, wr_id);
+		else {
+			wr.send_flags |= IBV_SEND_INLINE;
+			err = msg->sendto_inline(qp, addr, len, ah, rqpn, qkey, wr_id);
+		}
+		break;
+	default:
+		break;
+	}
+	CHECK(err == 0);
+	CHECK(sroce_post_send(ibqp_of(ref), &wr, &bad) == 0);
+	CHECK(q->f.qp.sq.idx == at + 1);
+	{
+		const struct sroce_wqe *a = (const void *)slot(&q->f, at), *b = (const void *)slot(&ref->f, at);
+
+		CHECK(wqe_bytes(a) == wqe_bytes(b) && memcmp(a, b, wqe_bytes(a)) == 0);
+	}
+}
+
+/* The send flags each mode puts in every WR; SOLICITED only on the MSG
+ * family (ibv_post_send takes it on any WR, so the reference does too). */
+static unsigned int mode_flags(uint32_t mode)
+{
+	return ((mode & SROCEDV_QP_OPS_UNSIGNALED) ? 0 : IBV_SEND_SIGNALED) |
+	       ((mode & SROCEDV_QP_OPS_FENCE) ? IBV_SEND_FENCE : 0) |
+	       ((mode & SROCEDV_QP_OPS_SOLICITED) ? IBV_SEND_SOLICITED : 0);
+}
+
+static void test_same_wqes(enum ibv_qp_type type, int rounds)
+{
+	static struct fake_qp_rq q, ref;
+	struct sroce_ah ah = { .handle = 0x4321 };
+
+	for (int r = 0; r < rounds; r++) {
+		uint32_t mode = (uint32_t)rnd() & (SROCEDV_QP_OPS_UNSIGNALED | SROCEDV_QP_OPS_FENCE);
+		uint32_t msg_mode = mode | ((uint32_t)rnd() & SROCEDV_QP_OPS_SOLICITED);
+		uint32_t single = rnd() % 2 ? SROCEDV_INTF_FLAG_SINGLE_THREADED : 0;
+		const struct srocedv_qp_ops_rdma *rdma = NULL;
+		const struct srocedv_qp_ops_msg *msg;
+
+		qp_init(&q, type);
+		qp_init(&ref, type);
+		ah.ibv_ah.context = &sctx.vctx.context;
+		if (type != IBV_QPT_UD) {
+			rdma = query(ibqp_of(&q), SROCEDV_INTF_QP_RDMA, single, mode);
+			CHECK(rdma != NULL);
+		}
+		msg = query(ibqp_of(&q), SROCEDV_INTF_QP_MSG, single, msg_mode);
+		CHECK(msg != NULL);
+		if (!msg || (type != IBV_QPT_UD && !rdma))
+			return;
+		/* Four ring lengths of WRs, the kernel consuming as it goes. */
+		for (int i = 0; i < (4 << LOG_ENTRIES); i++) {
+			enum fn fn;
+
+			if (type == IBV_QPT_UD)
+				fn = (enum fn)(SENDTO + rnd() % 3);
+			else
+				do
+					fn = (enum fn)(rnd() % SENDTO);
+				while (type == IBV_QPT_UC && fn == READ);
+			same_wqe(&q, &ref, rdma, msg, fn,
+				 mode_flags(fn >= SEND ? msg_mode : mode), &ah.ibv_ah);
+			if (fn == WRITE_PENDING || fn == SEND_PENDING || fn == SEND_INLINE_PENDING) {
+				/* Unpublished until flush. */
+				CHECK(q.f.hdr.producer + 1 == q.f.qp.sq.idx);
+				CHECK((fn == WRITE_PENDING ? rdma->flush : msg->flush)(ibqp_of(&q)) == 0);
+			}
+			CHECK(q.f.hdr.producer == q.f.qp.sq.idx);
+			consume_all(&q.f);
+			consume_all(&ref.f);
+		}
+		if (rdma)
+			CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)rdma) == 0);
+		CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+	}
+}
+
+/* Pending WRs: one publication and one doorbell per flush; inline too long
+ * and a full ring fail with nothing written. */
+static void test_pending_and_doorbells(void)
+{
+	static struct fake_qp_rq q;
+	const struct srocedv_qp_ops_msg *msg;
+	uint32_t size = 1u << LOG_ENTRIES;
+
+	qp_init(&q, IBV_QPT_RC);
+	msg = query(ibqp_of(&q), SROCEDV_INTF_QP_MSG, 0, 0);
+	CHECK(msg && msg->send && msg->recv && !msg->sendto);
+	if (!msg)
+		return;
+	ctx_page.flags = SROCE_CTX_NEED_WAKEUP;
+	sctx.vctx.context.cmd_fd = db_pipe[1];
+	doorbells();
+	for (int i = 0; i < 5; i++)
+		CHECK(msg->send_pending(ibqp_of(&q), (uintptr_t)payload, 8, 1, (uint64_t)i) == 0);
+	CHECK(msg->send_inline_pending(ibqp_of(&q), (uintptr_t)payload, 8, 5) == 0);
+	CHECK(q.f.hdr.producer == 0 && q.f.qp.sq.idx == 6);
+	CHECK(doorbells() == 0);
+	CHECK(msg->flush(ibqp_of(&q)) == 0);
+	CHECK(q.f.hdr.producer == 6);
+	CHECK(doorbells() == 1);
+	CHECK(msg->flush(ibqp_of(&q)) == 0); /* nothing pending: no doorbell */
+	CHECK(doorbells() == 0);
+	CHECK(msg->send(ibqp_of(&q), (uintptr_t)payload, 8, 1, 7) == 0);
+	CHECK(doorbells() == 1);
+	/* An answer is due (SQ-A1): the doorbell is skipped, as for ibv_post_send. */
+	q.f.hdr.kflags = SROCE_SQ_ACK_DUE;
+	CHECK(msg->send(ibqp_of(&q), (uintptr_t)payload, 8, 1, 8) == 0);
+	CHECK(doorbells() == 0);
+	q.f.hdr.kflags = 0;
+	CHECK(msg->send_inline(ibqp_of(&q), (uintptr_t)payload, MAX_INLINE + 1, 9) == EINVAL);
+	CHECK(q.f.qp.sq.idx == 8 && q.f.hdr.producer == 8);
+	/* Full: ENOMEM, and nothing moves. */
+	for (uint32_t i = 8; i < size; i++)
+		CHECK(msg->send_pending(ibqp_of(&q), (uintptr_t)payload, 8, 1, i) == 0);
+	CHECK(msg->send(ibqp_of(&q), (uintptr_t)payload, 8, 1, 99) == ENOMEM);
+	CHECK(msg->send_pending(ibqp_of(&q), (uintptr_t)payload, 8, 1, 99) == ENOMEM);
+	CHECK(q.f.qp.sq.idx == size && q.f.hdr.producer == 8);
+	CHECK(msg->flush(ibqp_of(&q)) == 0 && q.f.hdr.producer == size);
+	CHECK(doorbells() == 1);
+	/* The queue lock is free after every path above. */
+	CHECK(pthread_spin_trylock(&q.f.qp.sq.lock) == 0);
+	pthread_spin_unlock(&q.f.qp.sq.lock);
+	ctx_page.flags = 0;
+	sctx.vctx.context.cmd_fd = -1;
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+}
+
+/* The kernel takes `n` receive WQEs (it copies them out, then moves the
+ * consumer). */
+static void take_recvs(struct fake_qp_rq *q, uint32_t n)
+{
+	__atomic_store_n(&q->rq_hdr.consumer, q->rq_hdr.consumer + n, __ATOMIC_RELEASE);
+}
+
+static const struct sroce_wqe *rq_slot(struct fake_qp_rq *q, uint32_t idx)
+{
+	return (const void *)(q->rq_entries + (size_t)(idx & q->f.qp.rq.mask) * STRIDE);
+}
+
+/* recv and recv_repost against a model: the list of WRs posted, in order. */
+static void test_recv_repost(void)
+{
+	static struct fake_qp_rq q;
+	static uint64_t model[1 << 16];     /* wr_id of each posted WQE, by index */
+	static uint64_t addr_of[1 << 16];
+	uint32_t size = 1u << LOG_ENTRIES, cursor = 0;
+	const struct srocedv_qp_ops_msg *msg;
+
+	qp_init(&q, IBV_QPT_UD);
+	ibqp_of(&q)->state = IBV_QPS_INIT; /* receives need no RTS */
+	msg = query(ibqp_of(&q), SROCEDV_INTF_QP_MSG, SROCEDV_INTF_FLAG_SINGLE_THREADED, SROCEDV_QP_OPS_RECV);
+	CHECK(msg && msg->recv && msg->recv_repost && !msg->sendto && !msg->send);
+	if (!msg)
+		return;
+	for (int step = 0; step < 20000 && q.f.qp.rq.idx < (1u << 16) - 2 * size; step++) {
+		uint32_t idx = q.f.qp.rq.idx, posted = idx - q.rq_hdr.consumer;
+
+		switch (rnd() % 3) {
+		case 0: { /* a new buffer */
+			uint64_t a = rnd();
+			int err = msg->recv(ibqp_of(&q), a, 256, 7, idx);
+
+			CHECK(err == (posted < size ? 0 : ENOMEM));
+			if (!err) {
+				model[idx] = idx;
+				addr_of[idx] = a;
+				CHECK(rq_slot(&q, idx)->num_sge == 1 && rq_slot(&q, idx)->opcode == SROCE_WQE_RECV);
+			}
+			break;
+		}
+		case 1: /* the kernel takes some */
+			take_recvs(&q, (uint32_t)(rnd() % (posted + 1)));
+			break;
+		default: { /* repost some, sometimes too many */
+			uint32_t lo = idx - cursor > size ? idx - size : cursor; /* older ones were overwritten */
+			uint32_t taken = q.rq_hdr.consumer - lo;
+			uint32_t n = (uint32_t)(rnd() % (taken + 2));
+			int err = msg->recv_repost(ibqp_of(&q), (int)n);
+
+			if (n > taken) {
+				CHECK(err == EINVAL && q.f.qp.rq.idx == idx);
+				break;
+			}
+			CHECK(err == 0 && q.f.qp.rq.idx == idx + n);
+			for (uint32_t i = 0; i < n; i++) {
+				const struct sroce_wqe *w = rq_slot(&q, idx + i);
+				const struct sroce_sge *s = (const void *)(w + 1);
+
+				model[idx + i] = model[lo + i];
+				addr_of[idx + i] = addr_of[lo + i];
+				CHECK(w->wr_id == model[lo + i] && s->addr == addr_of[lo + i] && s->length == 256);
+			}
+			cursor = lo + n;
+			break;
+		}
+		}
+		CHECK(q.rq_hdr.producer == q.f.qp.rq.idx);
+	}
+	CHECK(msg->recv_repost(ibqp_of(&q), -1) == EINVAL);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+}
+
+enum { CQ_LOG = 5 };
+
+struct fake_cq {
+	struct sroce_cq cq;
+	struct sroce_ring_header hdr;
+	struct sroce_cqe entries[1 << CQ_LOG];
+};
+
+static void cq_init(struct fake_cq *f, uint64_t wc_flags)
+{
+	memset(f, 0, sizeof(*f));
+	f->cq.vcq.cq.context = &sctx.vctx.context;
+	f->cq.ring.hdr = &f->hdr;
+	f->cq.ring.entries = (uint8_t *)f->entries;
+	f->cq.ring.mask = (1u << CQ_LOG) - 1;
+	f->cq.ring.stride = sizeof(struct sroce_cqe);
+	f->cq.wc_flags = wc_flags;
+	pthread_spin_init(&f->cq.ring.lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+static void produce(struct fake_cq *f, uint8_t status)
+{
+	struct sroce_cqe *c = &f->entries[f->hdr.producer & f->cq.ring.mask];
+
+	memset(c, 0, sizeof(*c));
+	c->wr_id = rnd();
+	c->status = status;
+	c->opcode = IBV_WC_RECV;
+	c->flags = (uint16_t)(rnd() & (SROCE_CQE_WITH_IMM | SROCE_CQE_GRH));
+	c->byte_len = (uint32_t)rnd();
+	c->imm_or_inv = (uint32_t)rnd();
+	c->qp_num = (uint32_t)rnd() & 0xffffff;
+	c->src_qp = (uint32_t)rnd() & 0xffffff;
+	c->sl = (uint8_t)(rnd() % 16);
+	c->timestamp = rnd();
+	__atomic_store_n(&f->hdr.producer, f->hdr.producer + 1, __ATOMIC_RELEASE);
+}
+
+static void get(const uint8_t *rec, uint64_t fmt, uint64_t part, void *out, size_t n)
+{
+	memcpy(out, rec + srocedv_wc_format_offset(fmt, part), n);
+}
+
+/* One formatted completion against ibv_poll_cq's view of the same CQE. */
+static void check_formatted(const uint8_t *rec, uint64_t fmt, const struct ibv_wc *wc, uint64_t ts)
+{
+	struct srocedv_wc_base base;
+
+	get(rec, fmt, SROCEDV_WC_BASE, &base, sizeof(base));
+	CHECK(base.wr_id == wc->wr_id && base.byte_len == wc->byte_len && base.wc_flags == wc->wc_flags);
+	if (fmt & SROCEDV_WC_IMM) {
+		uint32_t imm;
+
+		get(rec, fmt, SROCEDV_WC_IMM, &imm, sizeof(imm));
+		CHECK(imm == wc->imm_data);
+	}
+	if (fmt & SROCEDV_WC_DEST) {
+		uint32_t qpn;
+
+		get(rec, fmt, SROCEDV_WC_DEST, &qpn, sizeof(qpn));
+		CHECK(qpn == wc->qp_num);
+	}
+	if (fmt & SROCEDV_WC_SOURCE) {
+		struct srocedv_wc_source s;
+
+		get(rec, fmt, SROCEDV_WC_SOURCE, &s, sizeof(s));
+		CHECK(s.src_qp == wc->src_qp && s.slid == 0);
+	}
+	if (fmt & SROCEDV_WC_PATH) {
+		struct srocedv_wc_path p;
+
+		get(rec, fmt, SROCEDV_WC_PATH, &p, sizeof(p));
+		CHECK(p.sl == wc->sl && p.dlid_path_bits == 0);
+	}
+	if (fmt & SROCEDV_WC_TS) {
+		uint64_t t;
+
+		get(rec, fmt, SROCEDV_WC_TS, &t, sizeof(t));
+		CHECK(t == ts);
+	}
+}
+
+/* The size and offsets are those of a C struct of the selected parts. */
+static void test_format_layout(void)
+{
+	struct all {
+		struct srocedv_wc_base base;
+		struct srocedv_wc_imm imm;
+		struct srocedv_wc_dest dest;
+		struct srocedv_wc_source source;
+		struct srocedv_wc_path path;
+		struct srocedv_wc_ts ts;
+	};
+	struct base_ts {
+		struct srocedv_wc_base base;
+		struct srocedv_wc_ts ts;
+	};
+	struct base_imm_path {
+		struct srocedv_wc_base base;
+		struct srocedv_wc_imm imm;
+		struct srocedv_wc_path path;
+	};
+
+	CHECK(srocedv_wc_format_size(SROCEDV_WC_FORMAT_ALL) == sizeof(struct all));
+	CHECK(srocedv_wc_format_offset(SROCEDV_WC_FORMAT_ALL, SROCEDV_WC_TS) == offsetof(struct all, ts));
+	CHECK(srocedv_wc_format_offset(SROCEDV_WC_FORMAT_ALL, SROCEDV_WC_PATH) == offsetof(struct all, path));
+	CHECK(srocedv_wc_format_offset(SROCEDV_WC_FORMAT_ALL, SROCEDV_WC_SOURCE) == offsetof(struct all, source));
+	CHECK(srocedv_wc_format_size(SROCEDV_WC_BASE | SROCEDV_WC_TS) == sizeof(struct base_ts));
+	CHECK(srocedv_wc_format_offset(SROCEDV_WC_BASE | SROCEDV_WC_TS, SROCEDV_WC_TS) == offsetof(struct base_ts, ts));
+	CHECK(srocedv_wc_format_size(SROCEDV_WC_BASE | SROCEDV_WC_IMM | SROCEDV_WC_PATH) ==
+	      sizeof(struct base_imm_path));
+	CHECK(srocedv_wc_format_offset(SROCEDV_WC_BASE | SROCEDV_WC_IMM | SROCEDV_WC_PATH, SROCEDV_WC_PATH) ==
+	      offsetof(struct base_imm_path, path));
+	CHECK(srocedv_wc_format_size(SROCEDV_WC_BASE) == sizeof(struct srocedv_wc_base));
+	CHECK(srocedv_wc_format_size(SROCEDV_WC_IMM) == 0 && srocedv_wc_format_size(1u << 6 | 1) == 0);
+}
+
+static void test_formatted(void)
+{
+	static struct fake_cq f, ref;
+	uint8_t buf[8 * 64 + 7];
+
+	for (uint64_t fmt = SROCEDV_WC_BASE; fmt <= SROCEDV_WC_FORMAT_ALL; fmt += 2) {
+		size_t size = srocedv_wc_format_size(fmt);
+		struct srocedv_cq_attr attr = { .format_mask = fmt };
+		uint32_t single = fmt & 2 ? SROCEDV_INTF_FLAG_SINGLE_THREADED : 0;
+		const struct srocedv_cq_formatted_ops *ops;
+
+		cq_init(&f, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+		cq_init(&ref, 0);
+		CHECK(srocedv_modify_cq(&f.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == 0);
+		ops = query(&f.cq.vcq.cq, SROCEDV_INTF_CQ_FORMATTED, single, 0);
+		CHECK(ops != NULL);
+		if (!ops)
+			return;
+		CHECK(ops->poll_formatted(&f.cq.vcq.cq, buf, sizeof(buf)) == 0);
+		CHECK(ops->poll_formatted(&f.cq.vcq.cq, buf, size - 1) == -EINVAL);
+		/* Many ring lengths, in random batches, at an unaligned buffer. */
+		for (int round = 0; round < 200; round++) {
+			int n = (int)(rnd() % 9), got;
+			struct ibv_wc wc[9];
+			uint64_t ts[9];
+
+			for (int i = 0; i < n; i++) {
+				produce(&f, IBV_WC_SUCCESS);
+				ref.entries[ref.hdr.producer & ref.cq.ring.mask] = f.entries[(f.hdr.producer - 1) & f.cq.ring.mask];
+				ts[i] = f.entries[(f.hdr.producer - 1) & f.cq.ring.mask].timestamp;
+				ref.hdr.producer++;
+			}
+			CHECK(ops->poll_num(&f.cq.vcq.cq) == n);
+			got = ops->poll_formatted(&f.cq.vcq.cq, buf + 1, (size_t)(n ? n : 1) * size + size - 1);
+			CHECK(got == n && sroce_poll_cq(&ref.cq.vcq.cq, n, wc) == n);
+			for (int i = 0; i < n && got == n; i++)
+				check_formatted(buf + 1 + (size_t)i * size, fmt, &wc[i], ts[i]);
+			CHECK(f.hdr.consumer == f.hdr.producer);
+		}
+		/* Two good, an error, one good: 2, then -EIO until ibv_poll_cq
+		 * takes the error, then the last. */
+		produce(&f, IBV_WC_SUCCESS);
+		produce(&f, IBV_WC_SUCCESS);
+		produce(&f, IBV_WC_REM_ACCESS_ERR);
+		produce(&f, IBV_WC_SUCCESS);
+		CHECK(ops->poll_formatted(&f.cq.vcq.cq, buf, sizeof(buf)) == 2);
+		CHECK(ops->poll_formatted(&f.cq.vcq.cq, buf, sizeof(buf)) == -EIO);
+		CHECK(ops->poll_num(&f.cq.vcq.cq) == 2);
+		{
+			struct ibv_wc wc;
+
+			CHECK(sroce_poll_cq(&f.cq.vcq.cq, 1, &wc) == 1 && wc.status == IBV_WC_REM_ACCESS_ERR);
+		}
+		CHECK(ops->poll_formatted(&f.cq.vcq.cq, buf, sizeof(buf)) == 1);
+		CHECK(pthread_spin_trylock(&f.cq.ring.lock) == 0);
+		pthread_spin_unlock(&f.cq.ring.lock);
+		/* The format cannot change under the table; the same one can be set. */
+		attr.format_mask = fmt == SROCEDV_WC_BASE ? SROCEDV_WC_FORMAT_ALL : SROCEDV_WC_BASE;
+		CHECK(srocedv_modify_cq(&f.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EBUSY);
+		attr.format_mask = fmt;
+		CHECK(srocedv_modify_cq(&f.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == 0);
+		CHECK(sroce_destroy_cq(&f.cq.vcq.cq) == EBUSY);
+		CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
+		attr.format_mask = SROCEDV_WC_BASE;
+		CHECK(srocedv_modify_cq(&f.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == 0);
+	}
+}
+
+/* What the query refuses, and what it hands out. */
+static void test_query_checks(void)
+{
+	static struct fake_qp_rq rc, uc, ud, srq_qp;
+	static struct fake_cq cq;
+	struct srocedv_query_intf_params p = { .intf = SROCEDV_INTF_QP_MSG, .intf_version = 1 };
+	struct srocedv_cq_attr attr = { 0 };
+	const struct srocedv_qp_ops_msg *msg, *msg2;
+	const struct srocedv_qp_ops_rdma *rdma;
+	void *bogus = malloc(64);
+
+	qp_init(&rc, IBV_QPT_RC);
+	qp_init(&uc, IBV_QPT_UC);
+	qp_init(&ud, IBV_QPT_UD);
+	qp_init(&srq_qp, IBV_QPT_RC);
+	srq_qp.f.qp.rq.map = NULL;
+	p.obj = ibqp_of(&rc);
+
+	errno = 0;
+	CHECK(srocedv_query_intf(NULL, &p) == NULL && errno == EINVAL);
+	p.intf_version = 2;
+	CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EOPNOTSUPP);
+	p.intf_version = 1;
+	p.intf = (enum srocedv_intf_family)9;
+	CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EOPNOTSUPP);
+	p.intf = SROCEDV_INTF_QP_MSG;
+	p.comp_mask = 1;
+	CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EOPNOTSUPP);
+	p.comp_mask = 0;
+	p.flags = 1u << 5;
+	CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EINVAL);
+	p.flags = 0;
+	p.family_flags = 1u << 20;
+	CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EINVAL);
+
+	/* Groups the QP type or its queues refuse. */
+	errno = 0;
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_SENDTO) == NULL && errno == EINVAL);
+	CHECK(query(ibqp_of(&uc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_SENDTO) == NULL && errno == EINVAL);
+	CHECK(query(ibqp_of(&ud), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_SEND) == NULL && errno == EINVAL);
+	CHECK(query(ibqp_of(&ud), SROCEDV_INTF_QP_RDMA, 0, 0) == NULL && errno == EINVAL);
+	CHECK(query(ibqp_of(&uc), SROCEDV_INTF_QP_RDMA, 0, SROCEDV_QP_OPS_READ) == NULL && errno == EINVAL);
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_RDMA, 0, SROCEDV_QP_OPS_RECV) == NULL && errno == EINVAL);
+	CHECK(query(ibqp_of(&srq_qp), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_RECV) == NULL && errno == EINVAL);
+	/* States: no sends before RTS, no receives in RESET. */
+	ibqp_of(&rc)->state = IBV_QPS_RTR;
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_SEND) == NULL && errno == EINVAL);
+	msg = query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_RECV);
+	CHECK(msg && msg->recv && !msg->send && !msg->flush);
+	CHECK(msg && srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+	ibqp_of(&rc)->state = IBV_QPS_RESET;
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_RECV) == NULL && errno == EINVAL);
+	ibqp_of(&rc)->state = IBV_QPS_RTS;
+
+	/* The default groups: what the type allows. */
+	rdma = query(ibqp_of(&uc), SROCEDV_INTF_QP_RDMA, 0, 0);
+	CHECK(rdma && !rdma->read && rdma->write && rdma->flush);
+	msg = query(ibqp_of(&ud), SROCEDV_INTF_QP_MSG, 0, 0);
+	CHECK(msg && msg->sendto && msg->recv && !msg->send && !msg->send_pending);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)rdma) == 0);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+
+	/* One mode per family; the same mode twice shares it; destroy waits. */
+	msg = query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_UNSIGNALED);
+	CHECK(msg != NULL);
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, 0) == NULL && errno == EBUSY);
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, SROCEDV_INTF_FLAG_SINGLE_THREADED,
+		    SROCEDV_QP_OPS_UNSIGNALED) == NULL && errno == EBUSY);
+	msg2 = query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_UNSIGNALED);
+	CHECK(msg2 && msg2 != msg);
+	rdma = query(ibqp_of(&rc), SROCEDV_INTF_QP_RDMA, 0, SROCEDV_QP_OPS_FENCE);
+	CHECK(rdma && rdma->read);
+	CHECK(sroce_destroy_qp(ibqp_of(&rc)) == EBUSY);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == EINVAL);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, bogus) == EINVAL);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, NULL) == EINVAL);
+	CHECK(sroce_destroy_qp(ibqp_of(&rc)) == EBUSY);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg2) == 0);
+	CHECK(sroce_destroy_qp(ibqp_of(&rc)) == EBUSY); /* the RDMA table */
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)rdma) == 0);
+	CHECK(rc.f.qp.intf.refs[SROCE_INTF_RDMA] == 0 && rc.f.qp.intf.refs[SROCE_INTF_MSG] == 0);
+	/* Now another mode is free to take. */
+	msg = query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, 0);
+	CHECK(msg && srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+
+	/* The CQ: a format first, BASE in it, TS only with timestamps. */
+	cq_init(&cq, 0);
+	CHECK(query(&cq.cq.vcq.cq, SROCEDV_INTF_CQ_FORMATTED, 0, 0) == NULL && errno == EINVAL);
+	attr.format_mask = SROCEDV_WC_IMM;
+	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
+	attr.format_mask = SROCEDV_WC_BASE | (1u << 6);
+	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
+	attr.format_mask = SROCEDV_WC_BASE | SROCEDV_WC_TS;
+	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
+	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, 1 << 4) == EOPNOTSUPP);
+	CHECK(srocedv_modify_cq(NULL, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
+	attr.format_mask = SROCEDV_WC_BASE;
+	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == 0);
+	CHECK(query(&cq.cq.vcq.cq, SROCEDV_INTF_CQ_FORMATTED, 0, 1) == NULL && errno == EINVAL);
+	/* A QP passed as a CQ's family, or a QP of another context: refused. */
+	{
+		struct ibv_context other = { .device = (struct ibv_device *)&other };
+		struct ibv_context *saved = ibqp_of(&ud)->context;
+
+		ibqp_of(&ud)->context = &other;
+		CHECK(query(ibqp_of(&ud), SROCEDV_INTF_QP_MSG, 0, 0) == NULL && errno == EINVAL);
+		ibqp_of(&ud)->context = saved;
+	}
+	free(bogus);
+}
+
+/* Two threads post through one locked table while a third consumes. */
+struct post_args {
+	struct fake_qp_rq *q;
+	const struct srocedv_qp_ops_msg *msg;
+	uint64_t base;
+	int n;
+};
+
+static void *poster(void *arg)
+{
+	struct post_args *a = arg;
+
+	for (int i = 0; i < a->n;) {
+		int err = a->msg->send(ibqp_of(a->q), (uintptr_t)payload, 8, 1, a->base + (uint64_t)i);
+
+		if (!err)
+			i++;
+		else if (err != ENOMEM)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	static struct fake_qp_rq q;
+	static uint8_t seen[2][20000];
+	const struct srocedv_qp_ops_msg *msg;
+	struct post_args a[2];
+	pthread_t t[2];
+	uint32_t done = 0;
+	int total = 2 * 20000;
+
+	qp_init(&q, IBV_QPT_RC);
+	msg = query(ibqp_of(&q), SROCEDV_INTF_QP_MSG, 0, 0);
+	CHECK(msg != NULL);
+	if (!msg)
+		return;
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct post_args){ .q = &q, .msg = msg, .base = (uint64_t)i << 32, .n = 20000 };
+		pthread_create(&t[i], NULL, poster, &a[i]);
+	}
+	/* The kernel's side: read each published WQE, then free its slot. */
+	while ((int)done < total) {
+		uint32_t prod = __atomic_load_n(&q.f.hdr.producer, __ATOMIC_ACQUIRE);
+
+		for (; done != prod; done++) {
+			const struct sroce_wqe *w = (const void *)slot(&q.f, done);
+			uint64_t who = w->wr_id >> 32, i = w->wr_id & 0xffffffff;
+
+			if (who < 2 && i < 20000)
+				seen[who][i]++;
+		}
+		__atomic_store_n(&q.f.hdr.consumer, done, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < 2; i++) {
+		void *rc;
+
+		pthread_join(t[i], &rc);
+		CHECK(rc == NULL);
+	}
+	for (int i = 0; i < 20000; i++)
+		CHECK(seen[0][i] == 1 && seen[1][i] == 1);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+}
+
+int main(void)
+{
+	CHECK(pipe2(db_pipe, O_NONBLOCK) == 0);
+	test_same_wqes(IBV_QPT_RC, 300);
+	test_same_wqes(IBV_QPT_UC, 200);
+	test_same_wqes(IBV_QPT_UD, 200);
+	test_pending_and_doorbells();
+	test_recv_repost();
+	test_format_layout();
+	test_formatted();
+	test_query_checks();
+	test_threads();
+	printf("provider intf: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
