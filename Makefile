@@ -206,6 +206,11 @@ demo: kmod user progs
 bench-host: host
 	$(HOBJ)/bench_packet
 
+# Posting and polling cost through ibv_post_send/ibv_poll_cq, ibv_wr_*/cq_ex
+# and the interface families: ns and callgrind's instructions per WR.
+bench-intf: host
+	bash $(TOP)/scripts/bench/intf.sh $(HOBJ)/bench_intf $(HOBJ)/intf.tsv && column -t -s "$$(printf '\t')" $(HOBJ)/intf.tsv
+
 bench: kmod user progs host
 	$(if $(BENCH_ARGS),,BENCH_COMMAND="make bench") bash $(TOP)/scripts/bench.sh --kernel $(KVER) $(BENCH_ARGS)
 

@@ -60,22 +60,31 @@ INTF_INLINE int poll_formatted(struct ibv_cq *ibcq, void *buf, size_t len, const
 	const size_t size = srocedv_wc_format_size(fmt);
 	struct sroce_uring *r = &to_scq(ibcq)->ring;
 	size_t room = len / size;
-	uint32_t avail, n = 0;
+	uint32_t n = 0, limit;
 	bool error = false;
 
 	if (!room)
 		return -EINVAL;
 	if (locked)
 		pthread_spin_lock(&r->lock);
-	avail = sroce_cq_available(r);
-	for (; n < avail && n < room; n++) {
-		const struct sroce_cqe *cqe = sroce_ring_entry(r, r->idx + n);
+	limit = sroce_cq_available(r);
+	if (limit > room)
+		limit = (uint32_t)room;
+	{
+		/* In locals: the stores to buf may alias the ring's fields. */
+		const uint8_t *entries = r->entries;
+		const uint32_t mask = r->mask, stride = r->stride, idx = r->idx;
 
-		if (cqe->status != IBV_WC_SUCCESS) {
-			error = n == 0;
-			break;
+		for (; n < limit; n++) {
+			const struct sroce_cqe *cqe =
+				(const void *)(entries + (size_t)((idx + n) & mask) * stride);
+
+			if (cqe->status != IBV_WC_SUCCESS) {
+				error = n == 0;
+				break;
+			}
+			put_wc((uint8_t *)buf + n * size, cqe, fmt);
 		}
-		put_wc((uint8_t *)buf + n * size, cqe, fmt);
 	}
 	if (n) {
 		r->idx += n;

@@ -44,6 +44,7 @@ while [ $# -gt 0 ]; do
 done
 command -v gnuplot >/dev/null || { echo "bench: gnuplot is missing (scripts/setup.sh installs gnuplot-nox)" >&2; exit 2; }
 [ -x "$top/build/host/bench_packet" ] || { echo "bench: build/host/bench_packet is missing (make bench-host)" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "bench: valgrind is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -65,6 +66,9 @@ out=$(cd "$out" && pwd)
 echo "bench: host micro-benchmark"
 "$top/build/host/bench_packet" --tsv >"$out/micro.tsv" || exit 1
 column -t "$out/micro.tsv"
+echo "bench: posting and polling through the provider's interfaces (host, callgrind)"
+bash "$top/scripts/bench/intf.sh" "$top/build/host/bench_intf" "$out/intf.tsv" || exit 1
+column -t -s "$(printf '\t')" "$out/intf.tsv"
 
 # Boot, setup and ~16 s per bandwidth run (duration 4), ~10 s per latency
 # run, both drivers, with a margin: TCG on a busy host is slow; then the

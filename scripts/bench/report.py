@@ -28,6 +28,43 @@ LOSS_PCTS = (0, 1, 3, 10)
 LOSS_TESTS = tuple(f"loss_{p}" for p in LOSS_PCTS)
 
 
+
+def add_intf_section(add, path):
+    """The provider's posting and polling cost per interface (intf.tsv of
+    scripts/bench/intf.sh): instructions and ns per WR or completion, and
+    how the families compare with the cheaper of the other two."""
+    rows = {}
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if len(f) < 5 or f[0] == "name":
+            continue
+        rows[f[0]] = (float(f[2]), float(f[3]), f[4])
+    add("## Posting and polling through the provider's three interfaces (host)")
+    add("")
+    add("`build/host/bench_intf` (tests/host/provider/bench_intf.c, `make bench-intf`): the provider's")
+    add("code on rings in one process, the kernel's side played between the measured calls, no")
+    add("doorbell needed (the SQ poller's mode). Instructions per WR or completion are callgrind's")
+    add("count of each case's function alone (exact, the figure to compare); ns are the best of")
+    add("5 timed runs on the build machine (noisy when it is busy). Locked tables throughout,")
+    add("as `ibv_post_send` and `ibv_poll_cq` lock too.")
+    add("")
+    add("| operation | `ibv_post_send` / `ibv_poll_cq` | `ibv_wr_*` / `ibv_cq_ex` | family | family vs the cheaper other |")
+    add("|---|---:|---:|---:|---:|")
+    groups = [
+        ("64 B SEND, one WR per call", "post_send", "wr_send", "family_send"),
+        ("64 B RDMA WRITE, one WR per call", "post_write", "wr_write", "family_write"),
+        ("64 B SEND, 16 per publication", "post_send_burst", "wr_send_burst", "family_send_burst"),
+        ("poll, one completion per call", "poll_cq", "cq_ex", "formatted"),
+        ("poll, 16 completions per call", "poll_cq_burst", "cq_ex_burst", "formatted_burst"),
+    ]
+    for what, a, b, c in groups:
+        if not all(k in rows for k in (a, b, c)):
+            continue
+        cell = lambda k: f"{rows[k][1]:.0f} instr, {rows[k][0]:.0f} ns"
+        best = min(rows[a][1], rows[b][1])
+        add(f"| {what} | {cell(a)} | {cell(b)} | {cell(c)} | {rows[c][1] / best:.2f}x |")
+    add("")
+
 def parse_loss(path):
     """sroce_integrity's "ok: N ops in S s" and the counters line in-vm.sh
     appends for sroce: {"secs": S, "probes": n, "timeouts": n, "resent": n},
@@ -412,6 +449,9 @@ def main():
     if have_plot:
         add("![Bandwidth against message size, sroce and rxe](benchmarks.svg)")
         add("")
+    intf = os.path.join(run, "intf.tsv")
+    if os.path.exists(intf):
+        add_intf_section(add, intf)
     add("## Host micro-benchmark (the core's packet path, one core)")
     add("")
     micro = os.path.join(run, "micro.tsv")

@@ -131,6 +131,20 @@ rm -rf "$shape"
 exports=$(nm -D --defined-only "$top/build/user/libsroce.so.1" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
 t "provider exports only srocedv_* symbols" 0 sh -c "echo '$exports' | grep -q 'srocedv_query_device@@SROCE_1.0' && ! echo '$exports' | tr ' ' '\n' | grep . | grep -vq '^srocedv_[a-z_]*@@SROCE_1.0\$'"
 
+# Every exported srocedv_* function has its man page (or an alias of one).
+missing_pages() { # missing_pages MANDIR SYMBOL...: fails naming those without MANDIR/SYMBOL.3
+	local dir=$1 sym rc=0
+	shift
+	for sym in "$@"; do
+		[ -f "$dir/$sym.3" ] || { echo "no page: $sym"; rc=1; }
+	done
+	return $rc
+}
+syms=$(echo "$exports" | tr ' ' '\n' | sed -n 's/@@SROCE_1.0$//p')
+t "every exported srocedv_* function has a man page" 0 missing_pages "$top/libuser/man" $syms
+t "... and the check names one that has none" "no page: srocedv_no_such_call" \
+	missing_pages "$top/libuser/man" srocedv_query_intf srocedv_no_such_call
+
 # The man pages render without a warning from man/groff (the .so aliases
 # point at a page that is checked itself).
 man_lint() { # man_lint PAGE...
