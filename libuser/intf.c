@@ -7,9 +7,11 @@
  *
  * Each query allocates a handle; the caller's pointer is its ops, the
  * first member. Live handles are listed, so release recognises one of its
- * own and never reads a stale pointer. A QP keeps one mode per family: a
- * second table of the family in another mode would change the WQE flags
- * under the first (EBUSY). Held tables make destroy fail with EBUSY.
+ * own and never reads a stale pointer. Signalling and locking are the
+ * tables' own (a QP may hold a signalled and an unsignalled table); fence
+ * and solicited are one word per QP and family, so a second table of the
+ * family with others would change them under the first (EBUSY). Held
+ * tables make destroy fail with EBUSY.
  * Queries, releases and those destroy checks are serialised by one lock:
  * none is on a fast path.
  */
@@ -106,6 +108,7 @@ static int qp_table(struct sroce_intf *h, const struct srocedv_query_intf_params
 	struct sroce_qp *qp;
 	int fam = p->intf == SROCEDV_INTF_QP_RDMA ? SROCE_INTF_RDMA : SROCE_INTF_MSG;
 	uint32_t can, want, mode = p->family_flags & QP_MODE_FLAGS;
+	uint16_t wqe_flags;
 	bool single = p->flags & SROCEDV_INTF_FLAG_SINGLE_THREADED;
 
 	if (ibqp->context != h->obj)
@@ -122,18 +125,16 @@ static int qp_table(struct sroce_intf *h, const struct srocedv_query_intf_params
 	if (((want & ~SROCEDV_QP_OPS_RECV) && ibqp->state != IBV_QPS_RTS) ||
 	    ((want & SROCEDV_QP_OPS_RECV) && ibqp->state == IBV_QPS_RESET))
 		return EINVAL;
-	if (qp->intf.refs[fam] && (qp->intf.flags[fam] != p->flags || qp->intf.family_flags[fam] != p->family_flags))
+	wqe_flags = (uint16_t)(((mode & SROCEDV_QP_OPS_FENCE) ? SROCE_WQE_FENCE : 0) |
+			       ((mode & SROCEDV_QP_OPS_SOLICITED) ? SROCE_WQE_SOLICITED : 0));
+	if (qp->intf.refs[fam] && qp->intf.wqe_flags[fam] != wqe_flags)
 		return EBUSY;
 	qp->intf.refs[fam]++;
-	qp->intf.flags[fam] = p->flags;
-	qp->intf.family_flags[fam] = p->family_flags;
-	qp->intf.wqe_flags[fam] = (uint16_t)(((mode & SROCEDV_QP_OPS_UNSIGNALED) ? 0 : SROCE_WQE_SIGNALED) |
-					     ((mode & SROCEDV_QP_OPS_FENCE) ? SROCE_WQE_FENCE : 0) |
-					     ((mode & SROCEDV_QP_OPS_SOLICITED) ? SROCE_WQE_SOLICITED : 0));
+	qp->intf.wqe_flags[fam] = wqe_flags;
 	if (p->intf == SROCEDV_INTF_QP_RDMA)
-		h->ops.rdma = *sroce_intf_rdma_ops(single);
+		h->ops.rdma = *sroce_intf_rdma_ops(single, !(mode & SROCEDV_QP_OPS_UNSIGNALED));
 	else
-		h->ops.msg = *sroce_intf_msg_ops(single);
+		h->ops.msg = *sroce_intf_msg_ops(single, !(mode & SROCEDV_QP_OPS_UNSIGNALED));
 	qp_ops_trim(h, want);
 	h->obj = qp;
 	return 0;

@@ -5,10 +5,12 @@
  * srocedv_query_intf made once (intf.c).
  *
  * Each function is a worker below, inlined with its constants: the opcode,
- * whether it is inline, UD, pending, and whether the table takes the queue
- * lock (two tables per family: SROCEDV_INTF_FLAG_SINGLE_THREADED takes
- * none). The mode of the query (signalled, fence, solicited) is one WQE
- * flags word the QP keeps per family, stored as it is: no branch on it.
+ * whether it is inline, UD, pending, signalled, and whether the table takes
+ * the queue lock (four tables per family: SROCEDV_INTF_FLAG_SINGLE_THREADED
+ * takes none, SROCEDV_QP_OPS_UNSIGNALED asks no completion), so that one
+ * QP can hold a signalled and an unsignalled table at once, for selective
+ * signalling. The rest of the mode (fence, solicited) is one WQE flags
+ * word the QP keeps per family, stored as it is: no branch on it.
  * What is left per call depends on the call's data: a full ring, inline
  * bytes beyond max_inline_data, and the doorbell (sq.c).
  *
@@ -24,8 +26,8 @@
 #define INTF_INLINE static inline __attribute__((always_inline))
 
 /* One WR's WQE, or NULL (and the lock dropped) when the ring is full. */
-INTF_INLINE struct sroce_wqe *wr_begin(struct sroce_qp *qp, bool locked, int family, uint8_t opcode,
-				       uint64_t wr_id)
+INTF_INLINE struct sroce_wqe *wr_begin(struct sroce_qp *qp, bool locked, int family, uint16_t signaled,
+				       uint8_t opcode, uint64_t wr_id)
 {
 	struct sroce_wqe *wqe;
 
@@ -37,7 +39,8 @@ INTF_INLINE struct sroce_wqe *wr_begin(struct sroce_qp *qp, bool locked, int fam
 			pthread_spin_unlock(&qp->sq.lock);
 		return NULL;
 	}
-	*wqe = (struct sroce_wqe){ .wr_id = wr_id, .opcode = opcode, .flags = qp->intf.wqe_flags[family] };
+	*wqe = (struct sroce_wqe){ .wr_id = wr_id, .opcode = opcode,
+				   .flags = (uint16_t)(qp->intf.wqe_flags[family] | signaled) };
 	return wqe;
 }
 
@@ -81,8 +84,8 @@ struct wr_dest {
 	uint32_t remote_qkey;
 };
 
-INTF_INLINE int post(struct ibv_qp *ibqp, bool locked, int family, uint8_t opcode, bool inl, bool ud,
-		     bool pending, uint64_t addr, uint32_t length, uint32_t lkey,
+INTF_INLINE int post(struct ibv_qp *ibqp, bool locked, uint16_t signaled, int family, uint8_t opcode,
+		     bool inl, bool ud, bool pending, uint64_t addr, uint32_t length, uint32_t lkey,
 		     const struct wr_dest *d, uint64_t wr_id)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
@@ -90,7 +93,7 @@ INTF_INLINE int post(struct ibv_qp *ibqp, bool locked, int family, uint8_t opcod
 
 	if (inl && length > qp->max_inline)
 		return EINVAL;
-	wqe = wr_begin(qp, locked, family, opcode, wr_id);
+	wqe = wr_begin(qp, locked, family, signaled, opcode, wr_id);
 	if (!wqe)
 		return ENOMEM;
 	wqe->imm_or_inv = d->imm;
@@ -191,36 +194,36 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 }
 
 /*
- * The two tables of each family: L is 1 for the locked one, 0 for the
- * single-threaded one; S names its functions.
+ * The four tables of each family: L is true for the locked ones, G the
+ * signalled flag (SROCE_WQE_SIGNALED or 0); S names their functions.
  */
-#define RDMA_FAMILY(L, S)                                                                          \
+#define RDMA_FAMILY(L, G, S)                                                                          \
 	static int read_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,       \
 			    uint64_t remote_addr, uint32_t rkey, uint64_t wr_id)                    \
 	{                                                                                          \
 		const struct wr_dest d = { .remote_addr = remote_addr, .rkey = rkey };             \
-		return post(qp, L, SROCE_INTF_RDMA, IBV_WR_RDMA_READ, false, false, false, addr,  \
+		return post(qp, L, G, SROCE_INTF_RDMA, IBV_WR_RDMA_READ, false, false, false, addr,  \
 			    length, lkey, &d, wr_id);                                              \
 	}                                                                                          \
 	static int write_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,      \
 			     uint64_t remote_addr, uint32_t rkey, uint64_t wr_id)                   \
 	{                                                                                          \
 		const struct wr_dest d = { .remote_addr = remote_addr, .rkey = rkey };             \
-		return post(qp, L, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE, false, false, false, addr, \
+		return post(qp, L, G, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE, false, false, false, addr, \
 			    length, lkey, &d, wr_id);                                              \
 	}                                                                                          \
 	static int write_imm_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,  \
 				 uint32_t imm, uint64_t remote_addr, uint32_t rkey, uint64_t wr_id) \
 	{                                                                                          \
 		const struct wr_dest d = { .remote_addr = remote_addr, .rkey = rkey, .imm = imm }; \
-		return post(qp, L, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE_WITH_IMM, false, false,      \
+		return post(qp, L, G, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE_WITH_IMM, false, false,      \
 			    false, addr, length, lkey, &d, wr_id);                                 \
 	}                                                                                          \
 	static int write_inline_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length,             \
 				    uint64_t remote_addr, uint32_t rkey, uint64_t wr_id)            \
 	{                                                                                          \
 		const struct wr_dest d = { .remote_addr = remote_addr, .rkey = rkey };             \
-		return post(qp, L, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE, true, false, false, addr,  \
+		return post(qp, L, G, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE, true, false, false, addr,  \
 			    length, 0, &d, wr_id);                                                 \
 	}                                                                                          \
 	static int write_pending_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length,            \
@@ -228,7 +231,7 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 				     uint64_t wr_id)                                                \
 	{                                                                                          \
 		const struct wr_dest d = { .remote_addr = remote_addr, .rkey = rkey };             \
-		return post(qp, L, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE, false, false, true, addr,  \
+		return post(qp, L, G, SROCE_INTF_RDMA, IBV_WR_RDMA_WRITE, false, false, true, addr,  \
 			    length, lkey, &d, wr_id);                                              \
 	}                                                                                          \
 	static int flush_##S(struct ibv_qp *qp)                                                    \
@@ -244,7 +247,7 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 		.flush = flush_##S,                                                                \
 	};
 
-#define MSG_FAMILY(L, S)                                                                           \
+#define MSG_FAMILY(L, G, S)                                                                           \
 	static int recv_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,       \
 			    uint64_t wr_id)                                                         \
 	{                                                                                          \
@@ -258,21 +261,21 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 			    uint64_t wr_id)                                                         \
 	{                                                                                          \
 		const struct wr_dest d = { 0 };                                                    \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND, false, false, false, addr, length,\
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND, false, false, false, addr, length,\
 			    lkey, &d, wr_id);                                                      \
 	}                                                                                          \
 	static int send_imm_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,   \
 				uint32_t imm, uint64_t wr_id)                                       \
 	{                                                                                          \
 		const struct wr_dest d = { .imm = imm };                                           \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND_WITH_IMM, false, false, false,      \
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND_WITH_IMM, false, false, false,      \
 			    addr, length, lkey, &d, wr_id);                                        \
 	}                                                                                          \
 	static int send_inline_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length,              \
 				   uint64_t wr_id)                                                  \
 	{                                                                                          \
 		const struct wr_dest d = { 0 };                                                    \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND, true, false, false, addr, length, \
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND, true, false, false, addr, length, \
 			    0, &d, wr_id);                                                         \
 	}                                                                                          \
 	static int sendto_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,     \
@@ -281,7 +284,7 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 	{                                                                                          \
 		const struct wr_dest d = { .ah = ah, .remote_qpn = remote_qpn,                     \
 					   .remote_qkey = remote_qkey };                           \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND, false, true, false, addr, length, \
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND, false, true, false, addr, length, \
 			    lkey, &d, wr_id);                                                      \
 	}                                                                                          \
 	static int sendto_imm_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey, \
@@ -290,7 +293,7 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 	{                                                                                          \
 		const struct wr_dest d = { .imm = imm, .ah = ah, .remote_qpn = remote_qpn,         \
 					   .remote_qkey = remote_qkey };                           \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND_WITH_IMM, false, true, false, addr, \
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND_WITH_IMM, false, true, false, addr, \
 			    length, lkey, &d, wr_id);                                              \
 	}                                                                                          \
 	static int sendto_inline_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length,            \
@@ -299,21 +302,21 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 	{                                                                                          \
 		const struct wr_dest d = { .ah = ah, .remote_qpn = remote_qpn,                     \
 					   .remote_qkey = remote_qkey };                           \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND, true, true, false, addr, length,  \
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND, true, true, false, addr, length,  \
 			    0, &d, wr_id);                                                         \
 	}                                                                                          \
 	static int send_pending_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length,             \
 				    uint32_t lkey, uint64_t wr_id)                                  \
 	{                                                                                          \
 		const struct wr_dest d = { 0 };                                                    \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND, false, false, true, addr, length, \
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND, false, false, true, addr, length, \
 			    lkey, &d, wr_id);                                                      \
 	}                                                                                          \
 	static int send_inline_pending_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length,      \
 					   uint64_t wr_id)                                          \
 	{                                                                                          \
 		const struct wr_dest d = { 0 };                                                    \
-		return post(qp, L, SROCE_INTF_MSG, IBV_WR_SEND, true, false, true, addr, length,  \
+		return post(qp, L, G, SROCE_INTF_MSG, IBV_WR_SEND, true, false, true, addr, length,  \
 			    0, &d, wr_id);                                                         \
 	}                                                                                          \
 	static int msg_flush_##S(struct ibv_qp *qp)                                                \
@@ -334,17 +337,25 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 		.flush = msg_flush_##S,                                                            \
 	};
 
-RDMA_FAMILY(true, locked)
-RDMA_FAMILY(false, single)
-MSG_FAMILY(true, locked)
-MSG_FAMILY(false, single)
+RDMA_FAMILY(true, SROCE_WQE_SIGNALED, locked_sig)
+RDMA_FAMILY(true, 0, locked_unsig)
+RDMA_FAMILY(false, SROCE_WQE_SIGNALED, single_sig)
+RDMA_FAMILY(false, 0, single_unsig)
+MSG_FAMILY(true, SROCE_WQE_SIGNALED, locked_sig)
+MSG_FAMILY(true, 0, locked_unsig)
+MSG_FAMILY(false, SROCE_WQE_SIGNALED, single_sig)
+MSG_FAMILY(false, 0, single_unsig)
 
-const struct srocedv_qp_ops_rdma *sroce_intf_rdma_ops(bool single_threaded)
+const struct srocedv_qp_ops_rdma *sroce_intf_rdma_ops(bool single_threaded, bool signaled)
 {
-	return single_threaded ? &rdma_ops_single : &rdma_ops_locked;
+	if (single_threaded)
+		return signaled ? &rdma_ops_single_sig : &rdma_ops_single_unsig;
+	return signaled ? &rdma_ops_locked_sig : &rdma_ops_locked_unsig;
 }
 
-const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded)
+const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded, bool signaled)
 {
-	return single_threaded ? &msg_ops_single : &msg_ops_locked;
+	if (single_threaded)
+		return signaled ? &msg_ops_single_sig : &msg_ops_single_unsig;
+	return signaled ? &msg_ops_locked_sig : &msg_ops_locked_unsig;
 }

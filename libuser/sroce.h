@@ -84,14 +84,13 @@ struct sroce_wr_batch {
 };
 
 /* The QP's interface families (intf.c, intf_qp.c), indexed by
- * SROCE_INTF_RDMA / SROCE_INTF_MSG: the tables held, the mode they were
- * made for, and the WQE flags that mode puts in every WR. */
+ * SROCE_INTF_RDMA / SROCE_INTF_MSG: the tables held, and the WQE flags
+ * (fence, solicited) their mode puts in every WR; signalling and locking
+ * are the tables' own. */
 enum { SROCE_INTF_RDMA, SROCE_INTF_MSG, SROCE_INTF_QP_FAMILIES };
 struct sroce_qp_intf {
 	uint32_t refs[SROCE_INTF_QP_FAMILIES];
-	uint32_t flags[SROCE_INTF_QP_FAMILIES];        /* srocedv_query_intf_params.flags */
-	uint32_t family_flags[SROCE_INTF_QP_FAMILIES]; /* .family_flags */
-	uint16_t wqe_flags[SROCE_INTF_QP_FAMILIES];    /* enum sroce_wqe_flags */
+	uint16_t wqe_flags[SROCE_INTF_QP_FAMILIES];    /* SROCE_WQE_FENCE, _SOLICITED */
 	uint32_t rq_repost;        /* the RQ WQE recv_repost posts next (free-running) */
 };
 
@@ -308,8 +307,8 @@ int sroce_intf_cq_busy(struct sroce_cq *cq);
 struct srocedv_qp_ops_rdma;
 struct srocedv_qp_ops_msg;
 struct srocedv_cq_formatted_ops;
-const struct srocedv_qp_ops_rdma *sroce_intf_rdma_ops(bool single_threaded);
-const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded);
+const struct srocedv_qp_ops_rdma *sroce_intf_rdma_ops(bool single_threaded, bool signaled);
+const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded, bool signaled);
 /* NULL for a format without SROCEDV_WC_BASE or with unknown bits. */
 const struct srocedv_cq_formatted_ops *sroce_intf_cq_ops(uint64_t format_mask, bool single_threaded);
 

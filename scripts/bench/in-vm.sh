@@ -162,9 +162,10 @@ for t in ib_send_lat ib_write_lat ib_read_lat; do
 done
 
 # The 64-byte WRITE message rate by posting interface, ibv_post_send
-# against the ibv_wr_* builders (tests/progs/sroce_post_rate.c): one
+# against the ibv_wr_* builders and (sroce only) the interface families
+# (tests/progs/sroce_post_rate.c): one
 # process holds both ends (every device is visible from init_net), pinned
-# to CPU 1; rows "post_rate_post|post_rate_wr 64 1" in runs.tsv.
+# to CPU 1; rows "post_rate_post|post_rate_wr|post_rate_family 64 1" in runs.tsv.
 post_rate() {
 	local drv=$1 mode=$2 run=$3 rc
 	local f="$out/raw/$drv.post_rate_$mode.64.q1.$run"
@@ -173,11 +174,12 @@ post_rate() {
 	record "$drv" "post_rate_$mode" 64 1 "$run" "0/$rc" "$f"
 	echo "$(date +%T) $drv post_rate_$mode run $run: exit $rc, $(tail -1 "$f" | tr -s ' ')"
 }
-for mode in post wr; do
+for mode in post wr family; do
 	echo "post_rate_$mode 64 1" | grep -qE -- "$filter" || continue
 	for r in $(seq 1 "$runs"); do
 		post_rate sroce $mode "$r"
-		post_rate rxe $mode "$r"
+		# rxe has no interface families (srocedv_query_intf is sroce's).
+		[ $mode = family ] || post_rate rxe $mode "$r"
 	done
 done
 

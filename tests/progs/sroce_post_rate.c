@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * sroce_post_rate - the 64-byte RDMA WRITE message rate of one RC QP,
- * posted through ibv_post_send or through the ibv_wr_* builders, for
- * `make bench` (scripts/bench/in-vm.sh). Not a test: it asserts nothing
- * about speed.
+ * posted through ibv_post_send, through the ibv_wr_* builders or through
+ * the interface families (sroce only), for `make bench`
+ * (scripts/bench/in-vm.sh). Not a test: it asserts nothing about speed.
  *
- *   sroce_post_rate DEV PEER_DEV post|wr SECONDS
+ *   sroce_post_rate DEV PEER_DEV post|wr|family SECONDS
  *
  * One process holds QP A on DEV and QP B on PEER_DEV (two hosts' devices,
  * both visible from init_net) and keeps up to DEPTH WRITEs of 64 bytes
  * outstanding from A to B, posting BATCH at a time (one ibv_post_send
- * chain, or one ibv_wr_start .. ibv_wr_complete), every BATCH-th signaled.
+ * chain, one ibv_wr_start .. ibv_wr_complete, or BATCH write_pending of
+ * an unsignalled and a signalled RDMA table and one flush), every BATCH-th
+ * signaled.
  * It counts completed WRITEs over the middle of the run (one second of
  * margin at each end, as perftest -D S -f 1) and prints perftest's
  * bandwidth header and row, so that report.py reads both alike:
@@ -19,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+
+#include <infiniband/srocedv.h>
 
 #include "progs_common.h"
 
@@ -66,12 +70,37 @@ static int end_init(struct end *e, const char *dev, bool ex)
 
 static struct end A, B;
 
+/* The families' mode: two RDMA tables of A's QP, for selective signalling. */
+static const struct srocedv_qp_ops_rdma *quiet, *loud;
+
+static int family_tables(void)
+{
+	struct srocedv_query_intf_params p = { .intf = SROCEDV_INTF_QP_RDMA, .intf_version = SROCEDV_INTF_VERSION,
+					       .obj = A.q.qp, .family_flags = SROCEDV_QP_OPS_UNSIGNALED };
+
+	quiet = srocedv_query_intf(A.q.qp->context, &p);
+	p.family_flags = 0;
+	loud = srocedv_query_intf(A.q.qp->context, &p);
+	return quiet && loud ? 0 : -1;
+}
+
+enum mode { POST, WR, FAMILY };
+
 /* BATCH WRITEs from A to B, the last signaled. */
-static int post_batch(bool ex)
+static int post_batch(enum mode mode)
 {
 	struct ibv_sge sge = { (uintptr_t)A.buf, BYTES, A.mr->lkey };
 
-	if (ex) {
+	if (mode == FAMILY) {
+		for (int i = 0; i < BATCH; i++) {
+			int err = (i == BATCH - 1 ? loud : quiet)->write_pending(A.q.qp, sge.addr, BYTES, sge.lkey,
+										(uintptr_t)B.buf, B.mr->rkey, i);
+			if (err)
+				return err;
+		}
+		return quiet->flush(A.q.qp);
+	}
+	if (mode == WR) {
 		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(A.q.qp);
 
 		ibv_wr_start(x);
@@ -100,17 +129,18 @@ int main(int argc, char **argv)
 	double t0, start, end, seconds;
 	uint64_t counted = 0;
 	unsigned int batches_out = 0;
-	bool ex;
+	enum mode mode;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s DEV PEER_DEV post|wr SECONDS\n", argv[0]);
+		fprintf(stderr, "usage: %s DEV PEER_DEV post|wr|family SECONDS\n", argv[0]);
 		return 2;
 	}
-	ex = !strcmp(argv[3], "wr");
+	mode = !strcmp(argv[3], "wr") ? WR : !strcmp(argv[3], "family") ? FAMILY : POST;
 	seconds = atof(argv[4]);
-	if (end_init(&A, argv[1], ex) || end_init(&B, argv[2], false) ||
+	if (end_init(&A, argv[1], mode == WR) || end_init(&B, argv[2], false) ||
 	    qp_to_rts(A.q.qp, B.q.qp->qp_num, &B.q.gid, A.q.gid_idx, 1, 14) ||
-	    qp_to_rts(B.q.qp, A.q.qp->qp_num, &A.q.gid, B.q.gid_idx, 1, 14)) {
+	    qp_to_rts(B.q.qp, A.q.qp->qp_num, &A.q.gid, B.q.gid_idx, 1, 14) ||
+	    (mode == FAMILY && family_tables())) {
 		CHECK(0, "set up %s -> %s: %s", argv[1], argv[2], strerror(errno));
 		return 1;
 	}
@@ -125,7 +155,7 @@ int main(int argc, char **argv)
 		if (t >= t0 + seconds)
 			break;
 		while (batches_out < DEPTH / BATCH) {
-			int err = post_batch(ex);
+			int err = post_batch(mode);
 
 			if (err) {
 				CHECK(0, "post (%s): %s", argv[3], strerror(err));

@@ -379,8 +379,10 @@ struct srocedv_query_intf_params {
  * flags, a group the QP's type or queues cannot take (READ on UC or UD,
  * SENDTO on RC or UC, SEND on UD, RECV with an SRQ, a send group on an XRC
  * target), an object in the wrong state (send groups before RTS, RECV in
- * RESET), a formatted CQ with no format set; EBUSY when the object already
- * has this family in another mode. Release it with srocedv_release_intf;
+ * RESET), a formatted CQ with no format set; EBUSY when the QP holds tables
+ * of this family with other FENCE or SOLICITED flags (signalling and
+ * locking are each table's own: signalled and unsignalled tables of one
+ * QP may be held at once). Release it with srocedv_release_intf;
  * while any is held, ibv_destroy_qp/ibv_destroy_cq fail with EBUSY.
  */
 void *srocedv_query_intf(struct ibv_context *context, struct srocedv_query_intf_params *params);

@@ -15,8 +15,10 @@
  *    the offsets srocedv_wc_format_offset gives; it stops at an error CQE
  *    (-EIO when first) and refuses a buffer too small (-EINVAL).
  * 5. The query's checks: family, version, flags, QP type and state, SRQ,
- *    format; EBUSY for a second mode, for destroy and for a new format
- *    while a table is held; release of an unknown table is EINVAL.
+ *    format; EBUSY for other fence/solicited flags, for destroy and for a
+ *    new format while a table is held (a signalled and an unsignalled
+ *    table of one QP are fine, and post as ibv_post_send with and without
+ *    IBV_SEND_SIGNALED); release of an unknown table is EINVAL.
  * 6. Two threads posting through one locked table lose no WR.
  */
 #define _GNU_SOURCE /* pipe2 */
@@ -243,6 +245,34 @@ static void test_same_wqes(enum ibv_qp_type type, int rounds)
 			CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)rdma) == 0);
 		CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
 	}
+}
+
+/* Selective signalling: an unsignalled and a signalled table of one QP,
+ * used in turn, write what ibv_post_send writes with and without
+ * IBV_SEND_SIGNALED. */
+static void test_two_tables(void)
+{
+	static struct fake_qp_rq q, ref;
+	const struct srocedv_qp_ops_rdma *quiet, *loud;
+	struct ibv_ah *ah = NULL;
+
+	qp_init(&q, IBV_QPT_RC);
+	qp_init(&ref, IBV_QPT_RC);
+	quiet = query(ibqp_of(&q), SROCEDV_INTF_QP_RDMA, 0, SROCEDV_QP_OPS_UNSIGNALED | SROCEDV_QP_OPS_FENCE);
+	loud = query(ibqp_of(&q), SROCEDV_INTF_QP_RDMA, SROCEDV_INTF_FLAG_SINGLE_THREADED, SROCEDV_QP_OPS_FENCE);
+	CHECK(quiet && loud);
+	if (!quiet || !loud)
+		return;
+	for (int i = 0; i < (4 << LOG_ENTRIES); i++) {
+		bool signaled = i % 16 == 15;
+
+		same_wqe(&q, &ref, signaled ? loud : quiet, NULL, WRITE,
+			 IBV_SEND_FENCE | (signaled ? IBV_SEND_SIGNALED : 0), ah);
+		consume_all(&q.f);
+		consume_all(&ref.f);
+	}
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)quiet) == 0);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)loud) == 0);
 }
 
 /* Pending WRs: one publication and one doorbell per flush; inline too long
@@ -618,14 +648,14 @@ static void test_query_checks(void)
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)rdma) == 0);
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
 
-	/* One mode per family; the same mode twice shares it; destroy waits. */
+	/* Fence and solicited are the family's on the QP; signalling and
+	 * locking each table's own; destroy waits for them all. */
 	msg = query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_UNSIGNALED);
 	CHECK(msg != NULL);
-	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, 0) == NULL && errno == EBUSY);
-	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, SROCEDV_INTF_FLAG_SINGLE_THREADED,
-		    SROCEDV_QP_OPS_UNSIGNALED) == NULL && errno == EBUSY);
-	msg2 = query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_UNSIGNALED);
-	CHECK(msg2 && msg2 != msg);
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_FENCE) == NULL && errno == EBUSY);
+	CHECK(query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_SOLICITED) == NULL && errno == EBUSY);
+	msg2 = query(ibqp_of(&rc), SROCEDV_INTF_QP_MSG, SROCEDV_INTF_FLAG_SINGLE_THREADED, 0);
+	CHECK(msg2 && msg2 != msg && msg2->send != msg->send);
 	rdma = query(ibqp_of(&rc), SROCEDV_INTF_QP_RDMA, 0, SROCEDV_QP_OPS_FENCE);
 	CHECK(rdma && rdma->read);
 	CHECK(sroce_destroy_qp(ibqp_of(&rc)) == EBUSY);
@@ -740,6 +770,7 @@ int main(void)
 	test_same_wqes(IBV_QPT_RC, 300);
 	test_same_wqes(IBV_QPT_UC, 200);
 	test_same_wqes(IBV_QPT_UD, 200);
+	test_two_tables();
 	test_pending_and_doorbells();
 	test_recv_repost();
 	test_format_layout();
