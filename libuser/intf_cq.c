@@ -60,39 +60,36 @@ INTF_INLINE int poll_formatted(struct ibv_cq *ibcq, void *buf, size_t len, const
 	const size_t size = srocedv_wc_format_size(fmt);
 	struct sroce_uring *r = &to_scq(ibcq)->ring;
 	size_t room = len / size;
-	uint32_t n = 0, limit;
-	bool error = false;
+	uint32_t n = 0, avail;
 
 	if (!room)
 		return -EINVAL;
 	if (locked)
 		pthread_spin_lock(&r->lock);
-	limit = sroce_cq_available(r);
-	if (limit > room)
-		limit = (uint32_t)room;
-	{
+	avail = sroce_cq_available(r);
+	if (avail) {
 		/* In locals: the stores to buf may alias the ring's fields. */
 		const uint8_t *entries = r->entries;
 		const uint32_t mask = r->mask, stride = r->stride, idx = r->idx;
+		const uint32_t limit = avail < room ? avail : (uint32_t)room;
 
-		for (; n < limit; n++) {
+		do {
 			const struct sroce_cqe *cqe =
 				(const void *)(entries + (size_t)((idx + n) & mask) * stride);
 
-			if (cqe->status != IBV_WC_SUCCESS) {
-				error = n == 0;
+			if (__builtin_expect(cqe->status != IBV_WC_SUCCESS, 0))
 				break;
-			}
 			put_wc((uint8_t *)buf + n * size, cqe, fmt);
+		} while (++n < limit);
+		if (n) {
+			r->idx = idx + n;
+			sroce_cq_release(r);
 		}
-	}
-	if (n) {
-		r->idx += n;
-		sroce_cq_release(r);
 	}
 	if (locked)
 		pthread_spin_unlock(&r->lock);
-	return error ? -EIO : (int)n;
+	/* An error completion first in line stays for ibv_poll_cq. */
+	return n || !avail ? (int)n : -EIO;
 }
 
 INTF_INLINE int poll_num(struct ibv_cq *ibcq, const bool locked)
