@@ -76,7 +76,9 @@ column -t -s "$(printf '\t')" "$out/intf.tsv"
 # (sroce_bench_column registers a 128 MiB matrix).
 # The loss section: 8 sroce_integrity runs per round, each up to 300 s (rxe
 # at 10% loss waits out many timeouts).
-timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15) + runs * 14 * (duration + 30) + runs * 8 * 300))
+# The profiles: 4 runs, each with a perf report after it; the QP churn
+# runs up to 1200 s each.
+timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15) + runs * 14 * (duration + 30) + runs * 8 * 300 + 4 * (duration + 120) + runs * 2 * 1200))
 lock=()
 [ -n "${VM_LOCK:-}" ] && lock=(flock "$VM_LOCK")
 kargs=()

@@ -115,9 +115,11 @@ else
 fi
 
 port=21000
-# record DRIVER TEST BYTES QPS RUN STATUS FILE: one line of runs.tsv.
+# record DRIVER TEST BYTES QPS RUN STATUS FILE: one line of runs.tsv (of
+# $runs_tsv: the profiled runs go elsewhere, perf slows them).
+runs_tsv=$out/runs.tsv
 record() {
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "raw/${7##*/raw/}" >>"$out/runs.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "raw/${7##*/raw/}" >>"$runs_tsv"
 }
 
 # one DRIVER TEST BYTES QPS RUN ARGS...: one server/client run.
@@ -260,6 +262,74 @@ for pct in 0 1 3 10; do
 		loss_run rxe $pct "$r"
 	done
 done
+
+# Where the time goes (issue 17): one run of ib_write_bw 64 KiB and of
+# ib_send_bw 64 B per driver under `perf record -a -g` (cpu-clock: TCG has
+# no PMU), reported by symbol and by CPU into OUTDIR/profile/. perf takes
+# a minute or more to start here (it reads the 9p root): the run starts
+# once samples are being written, and perf stops when it ends. Filter
+# names "profile TEST BYTES".
+profile() {
+	local drv=$1 t=$2 bytes=$3 p=$out/profile/$1.$2.$3 ppid
+	# perf's data goes to the guest's tmpfs: written to OUTDIR (9p), it
+	# was most of what the profile showed.
+	local data=/tmp/perf.$1.$2.$3.data
+	echo "profile $t $bytes" | grep -qE -- "$filter" || return 0
+	mkdir -p "$out/profile"
+	sysctl -qw kernel.kptr_restrict=0 kernel.perf_event_paranoid=-1
+	# -B -N: no build-id pass over every binary (slow on the 9p root).
+	perf record -q -B -N -a -g -e cpu-clock -F 499 -o "$data" >/dev/null 2>&1 &
+	ppid=$!
+	wait_until 600 sh -c "[ \$(stat -c %s '$data' 2>/dev/null || echo 0) -gt 65536 ]"
+	cat /proc/softirqs >"$p.softirqs.before"
+	runs_tsv=/dev/null
+	one "$drv" "$t" "$bytes" 1 profile -s "$bytes" -D "$dur" -f 1
+	runs_tsv=$out/runs.tsv
+	cat /proc/softirqs >"$p.softirqs.after"
+	kill -INT $ppid
+	wait $ppid
+	perf report -i "$data" --stdio --no-children --sort sym -g none --percent-limit 0.5 2>/dev/null |
+		grep -E '^ +[0-9.]+%' | head -30 >"$p.sym"
+	perf report -i "$data" --stdio --no-children --sort cpu -g none 2>/dev/null |
+		grep -E '^ +[0-9.]+%' >"$p.cpu"
+	# cpu-clock samples taken while interrupts were off land where they
+	# come back on (_raw_spin_unlock_irqrestore and the like): the frame
+	# under that one says whose section it was.
+	perf script -i "$data" -F ip,sym 2>/dev/null | awk '
+		/^$/ { n = 0; next }
+		{ n++; sym = $2 }
+		n == 1 { top = sym }
+		n == 2 && top ~ /irqrestore|_irq$|irq_enable/ { count[sym]++; total++ }
+		END { for (s in count) printf "%d %s\n", count[s], s }' | sort -rn | head -12 >"$p.irqoff"
+	rm -f "$data"
+	echo "$(date +%T) profile $drv $t $bytes: $(head -3 "$p.sym" | tr -s ' ' | tr '\n' ';')"
+}
+for drv in sroce rxe; do
+	profile $drv ib_write_bw 65536
+	profile $drv ib_send_bw 64
+done
+
+# 10,000 RC QPs created, taken to INIT and destroyed by one process
+# (tests/progs/sroce_qp_churn.c), then the device's QPs counted by `rdma
+# res` (the kernel's own QP1 stays): OUTDIR/qp_churn.tsv, one line per run:
+#   driver  run  created  create_s  init_s  destroy_s  qps_left  exit
+# Filter name "qp_churn 10000".
+qp_churn() {
+	local drv=$1 run=$2 f=$out/raw/$1.qp_churn.$2 rc left
+	timeout 1200 ${ns1[$drv]} "$PROGS/sroce_qp_churn" "${dev1[$drv]}" 10000 >"$f" 2>&1
+	rc=$?
+	left=$(${ns1[$drv]} rdma res show qp link "${dev1[$drv]}" 2>/dev/null | grep -c .)
+	printf '%s\t%s\t%s\t%s\n' "$drv" "$run" \
+		"$(sed -n 's/^qp_churn \([0-9]*\) create_s \([0-9.]*\) init_s \([0-9.]*\) destroy_s \([0-9.]*\)$/\1\t\2\t\3\t\4/p' "$f")" \
+		"$left	$rc" >>"$out/qp_churn.tsv"
+	echo "$(date +%T) $drv qp_churn run $run: exit $rc, $(grep -E '^(ok|FAIL):' "$f" | tr '\n' ' ') QPs left $left"
+}
+if echo "qp_churn 10000" | grep -qE -- "$filter"; then
+	for r in $(seq 1 "$runs"); do
+		qp_churn sroce "$r"
+		qp_churn rxe "$r"
+	done
+fi
 
 ip netns del h1
 ip netns del h2

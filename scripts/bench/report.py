@@ -73,6 +73,107 @@ def add_intf_section(add, path):
     add("against a simulated kernel.")
     add("")
 
+
+def read_profile(vm, drv, test, size):
+    """One profile of scripts/bench/in-vm.sh: ([(pct, symbol)], {cpu: pct},
+    {cpu: NET_RX softirqs during the run}), or None."""
+    base = os.path.join(vm, "profile", f"{drv}.{test}.{size}")
+    if not os.path.exists(base + ".sym"):
+        return None
+    syms = []
+    for line in open(base + ".sym"):
+        m = re.match(r"^\s+([\d.]+)%\s+\[(.)\]\s+(.*?)\s*$", line)
+        if m:
+            syms.append((float(m.group(1)), m.group(3) + ("" if m.group(2) == "k" else f" [{m.group(2)}]")))
+    cpus = {}
+    if os.path.exists(base + ".cpu"):
+        for line in open(base + ".cpu"):
+            m = re.match(r"^\s+([\d.]+)%\s+(\d+)", line)
+            if m:
+                cpus[int(m.group(2))] = float(m.group(1))
+    rx = {}
+    try:
+        def net_rx(path):
+            for line in open(path):
+                if line.strip().startswith("NET_RX:"):
+                    return [int(x) for x in line.split()[1:]]
+            return []
+        before, after = net_rx(base + ".softirqs.before"), net_rx(base + ".softirqs.after")
+        rx = {i: a - b for i, (a, b) in enumerate(zip(after, before))}
+    except OSError:
+        pass
+    irqoff = []
+    if os.path.exists(base + ".irqoff"):
+        for line in open(base + ".irqoff"):
+            f = line.split()
+            if len(f) == 2 and f[0].isdigit():
+                irqoff.append((int(f[0]), f[1]))
+    return syms, cpus, rx, irqoff
+
+
+def add_profile_section(add, vm):
+    cases = [("ib_write_bw", 65536, "64 KiB ib_write_bw"), ("ib_send_bw", 64, "64 B ib_send_bw")]
+    profs = {(d, t, sz): read_profile(vm, d, t, sz) for d in ("sroce", "rxe") for t, sz, _ in cases}
+    if not any(profs.values()):
+        return
+    add("## Where the time goes (perf in the guest)")
+    add("")
+    add("One run of each case per driver under `perf record -a -g -e cpu-clock` (TCG has no PMU: samples")
+    add("of both vCPUs at 499 Hz), self time by symbol, the top of each; then each vCPU's share of the")
+    add("samples and the NET_RX softirqs each vCPU ran during the run (`/proc/softirqs`). The server")
+    add("is pinned to CPU 0, the client to CPU 1. Without a PMU, perf samples from a timer interrupt:")
+    add("time spent with interrupts off is charged to the point where they come back on")
+    add("(`_raw_spin_unlock_irqrestore` and the like), so each driver's line below also names the")
+    add("functions under that point, whose sections those were.")
+    add("")
+    for t, sz, title in cases:
+        a, b = profs[("sroce", t, sz)], profs[("rxe", t, sz)]
+        if not a and not b:
+            continue
+        add(f"### {title}")
+        add("")
+        add("| sroce | % | rxe | % |")
+        add("|---|---:|---|---:|")
+        sa, sb = (a[0] if a else []), (b[0] if b else [])
+        for i in range(min(12, max(len(sa), len(sb)))):
+            ca = (f"`{sa[i][1]}`", f"{sa[i][0]:.1f}") if i < len(sa) else ("", "")
+            cb = (f"`{sb[i][1]}`", f"{sb[i][0]:.1f}") if i < len(sb) else ("", "")
+            add(f"| {ca[0]} | {ca[1]} | {cb[0]} | {cb[1]} |")
+        add("")
+        for d, p in (("sroce", a), ("rxe", b)):
+            if not p:
+                continue
+            cpus = ", ".join(f"CPU {c} {v:.0f}%" for c, v in sorted(p[1].items()))
+            rx = ", ".join(f"CPU {c} {n}" for c, n in sorted(p[2].items()))
+            add(f"- {d}: samples {cpus or '?'}; NET_RX softirqs {rx or '?'}.")
+            if p[3]:
+                total = sum(n for n, _ in p[3])
+                top = ", ".join(f"`{sym}` {100 * n / total:.0f}%" for n, sym in p[3][:6])
+                add(f"  Interrupts-off time (the frame under the re-enable point): {top}.")
+        add("")
+
+
+def add_qp_churn_section(add, vm):
+    path = os.path.join(vm, "qp_churn.tsv")
+    if not os.path.exists(path):
+        return
+    rows = [line.rstrip("\n").split("\t") for line in open(path) if line.strip()]
+    add("### 10,000 QPs created and destroyed by one process")
+    add("")
+    add("`tests/progs/sroce_qp_churn.c`: one PD and CQ, 10,000 RC QPs with the smallest queues")
+    add("created, taken to INIT, destroyed; then the device's QPs as `rdma res` lists them (the")
+    add("kernel's QP1 stays). Each run:")
+    add("")
+    add("| driver | created | create | to INIT | destroy | QPs left | exit |")
+    add("|---|---:|---:|---:|---:|---:|---:|")
+    for f in rows:
+        if len(f) < 8:
+            f = f + [""] * (8 - len(f))
+        drv, run, made, cs, ins, ds, left, rc = f[:8]
+        sec = lambda v: f"{float(v):.1f} s" if v else "-"
+        add(f"| {drv} | {made or '-'} | {sec(cs)} | {sec(ins)} | {sec(ds)} | {left} | {rc} |")
+    add("")
+
 def parse_loss(path):
     """sroce_integrity's "ok: N ops in S s" and the counters line in-vm.sh
     appends for sroce: {"secs": S, "probes": n, "timeouts": n, "resent": n},
@@ -459,6 +560,8 @@ def main():
     if have_plot:
         add("![Bandwidth against message size, sroce and rxe](benchmarks.svg)")
         add("")
+    add_profile_section(add, vm)
+    add_qp_churn_section(add, vm)
     intf = os.path.join(run, "intf.tsv")
     if os.path.exists(intf):
         add_intf_section(add, intf)
