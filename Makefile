@@ -32,7 +32,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host install clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host bench-intf install install-user deb clean
 
 all: kmod user progs host dump
 
@@ -215,9 +215,12 @@ bench: kmod user progs host
 	$(if $(BENCH_ARGS),,BENCH_COMMAND="make bench") bash $(TOP)/scripts/bench.sh --kernel $(KVER) $(BENCH_ARGS)
 
 # ---- install on a real host ------------------------------------------------
-install: kmod user $(UOBJ)/sroce-dump
+install: kmod install-user
 	install -D -m 644 $(KOBJ)/sroce.ko $(DESTDIR)/lib/modules/$(KVER)/updates/sroce.ko
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+# Everything but the module (the Debian packages build the module with DKMS).
+install-user: $(UOBJ)/libsroce.so.1 $(UOBJ)/sroce.driver $(UOBJ)/sroce-dump
 	install -D -m 755 $(UOBJ)/libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so.1
 	ln -sf libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so
 	install -d $(DESTDIR)$(LIBDIR)/libibverbs
@@ -228,6 +231,11 @@ install: kmod user $(UOBJ)/sroce-dump
 	install -D -m 644 $(TOP)/libuser/dump/sroce-dump.8 $(DESTDIR)/usr/share/man/man8/sroce-dump.8
 	install -D -m 644 -t $(DESTDIR)/usr/share/man/man3 $(wildcard $(TOP)/libuser/man/*.3)
 	[ -n "$(DESTDIR)" ] || ldconfig
+
+# Debian packages (sroce-dkms, libsroce1, libsroce-dev, sroce-utils) from
+# the committed tree, then lintian: build/deb/ (scripts/pkg/make-deb.sh).
+deb:
+	bash $(TOP)/scripts/pkg/make-deb.sh
 
 clean:
 	rm -rf $(BUILD)
