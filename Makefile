@@ -28,8 +28,10 @@ POBJ := $(BUILD)/progs
 HOBJ := $(BUILD)/host
 
 CC ?= gcc
+# EXTRA_CFLAGS, EXTRA_CXXFLAGS, EXTRA_LDFLAGS: the distribution's build
+# flags (scripts/pkg/debian/rules passes dpkg-buildflags': hardening).
 CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu11 \
-	-I$(TOP)/libuser/include -I$(TOP)/abi
+	-I$(TOP)/libuser/include -I$(TOP)/abi $(EXTRA_CFLAGS)
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
 .PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host bench-intf install install-user deb clean
@@ -71,7 +73,7 @@ user: $(UOBJ)/libsroce.so.1 $(UOBJ)/libsroce-rdmav34.so $(UOBJ)/sroce.driver $(U
 # the provider name is a symlink to it, so one copy is loaded.
 $(UOBJ)/libsroce.so.1: $(USRC) $(UHDR) $(TOP)/libuser/libsroce.map
 	@mkdir -p $(UOBJ)
-	$(CC) $(CFLAGS_USER) -shared -Wl,-soname,libsroce.so.1 -Wl,--no-undefined \
+	$(CC) $(CFLAGS_USER) $(EXTRA_LDFLAGS) -shared -Wl,-soname,libsroce.so.1 -Wl,--no-undefined \
 		-Wl,--version-script=$(TOP)/libuser/libsroce.map -o $@ $(USRC) -libverbs
 	ln -sf libsroce.so.1 $(UOBJ)/libsroce.so
 
@@ -105,7 +107,7 @@ CODEC := $(addprefix $(TOP)/kmod/core/,opcode.cpp packet.cpp icrc.cpp)
 DHDR := $(wildcard $(TOP)/libuser/dump/*.h $(TOP)/kmod/core/*.h $(TOP)/kmod/core/ktl/*.h)
 CXX_DUMP := g++
 DUMP_CXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-	-I$(TOP)/kmod/core -I$(TOP)/libuser/dump $(shell pkg-config --cflags libnl-3.0 2>/dev/null)
+	-I$(TOP)/kmod/core -I$(TOP)/libuser/dump $(shell pkg-config --cflags libnl-3.0 2>/dev/null) $(EXTRA_CXXFLAGS)
 DOBJ := $(BUILD)/dump
 FUZZ_TIME ?= 600
 
@@ -113,7 +115,7 @@ dump: $(UOBJ)/sroce-dump $(DOBJ)/mkpcap $(DOBJ)/fuzz-decode
 
 $(UOBJ)/sroce-dump: $(DSRC) $(CODEC) $(DHDR)
 	@mkdir -p $(UOBJ)
-	$(CXX_DUMP) $(DUMP_CXXFLAGS) -o $@ $(DSRC) $(CODEC) -lpcap -lnl-3
+	$(CXX_DUMP) $(DUMP_CXXFLAGS) $(EXTRA_LDFLAGS) -o $@ $(DSRC) $(CODEC) -lpcap -lnl-3
 
 # The test's packet crafter: the same codec, writing a pcap.
 $(DOBJ)/mkpcap: $(TOP)/tests/dump/mkpcap.cpp $(DLIB) $(CODEC) $(DHDR)
