@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The Debian packages of `make deb` installed as a user would (issue 21):
+# in a guest stripped of the project's own module and provider, `dpkg -i`
+# of sroce-dkms, libsroce1, libsroce-dev and sroce-utils; DKMS builds
+# sroce.ko for the running kernel in the postinst (minutes under TCG);
+# modprobe loads that module; `rdma link add` and ibv_rc_pingpong --chk
+# between two namespaces over it and the packaged provider; sroce-dump's
+# man page; then `dpkg -r` of all four leaves exactly the files there were
+# before the install. Needs build/deb (make deb).
+# vm-timeout: 5400
+. "$(dirname "$0")/../lib.sh"
+
+deb=$TOP/build/deb
+kver=$(uname -r)
+pkgs="sroce-dkms libsroce1 libsroce-dev sroce-utils"
+check "the four packages are built (make deb)" sh -c "for p in $pkgs; do ls $deb/\${p}_*.deb >/dev/null || exit 1; done"
+# A user's host: no module of the project, no provider but the package's.
+rm -f /lib/modules/"$kver"/updates/sroce*.ko
+depmod "$kver"
+l=/usr/lib/x86_64-linux-gnu
+rm -f $l/libsroce.so $l/libsroce.so.1 $l/libibverbs/libsroce-rdmav34.so /etc/libibverbs.d/sroce.driver
+# What the packages may touch, listed before and after.
+snapshot() {
+	find /usr/src /usr/include/infiniband /usr/share/man/man3 /usr/share/man/man8 /usr/sbin \
+		$l/libibverbs /etc/libibverbs.d /etc/modprobe.d /lib/modules/"$kver" /var/lib/dkms \
+		/usr/share/doc/sroce-dkms /usr/share/doc/libsroce1 /usr/share/doc/libsroce-dev \
+		/usr/share/doc/sroce-utils 2>/dev/null | LC_ALL=C sort
+	find $l -maxdepth 1 -name 'libsroce*' | LC_ALL=C sort
+}
+snapshot >/tmp/files.before
+start=$(date +%s)
+check "dpkg -i $pkgs (DKMS builds the module)" sh -c "dpkg -i $(for p in $pkgs; do echo "$deb/${p}_*.deb"; done) >/tmp/dpkg.out 2>&1"
+tail -5 /tmp/dpkg.out | sed 's/^/  /'
+log "  (install and DKMS build: $(($(date +%s) - start)) s)"
+check "DKMS: sroce installed for $kver" sh -c "dkms status sroce | grep -q '$kver.*installed'"
+check "modprobe loads the DKMS-built module" sh -c "modprobe sroce && modinfo -n sroce | grep -q /updates/dkms/"
+check "the provider is the package's" sh -c "dpkg -S $l/libsroce.so.1 | grep -q libsroce1"
+check "sroce-dump(8) is installed" sh -c "man -w sroce-dump | grep -q /usr/share/man/man8/"
+two_hosts 8 1500
+check "rdma link add in two namespaces" sroce_on_hosts 8
+port=23000
+host_pp "ibv_rc_pingpong --chk over the packages" ibv_rc_pingpong -n 200 -s 4096
+end_two_hosts
+check "dpkg -r $pkgs" sh -c "dpkg -r $pkgs >/tmp/dpkg-r.out 2>&1"
+snapshot >/tmp/files.after
+check "nothing left behind, nothing taken away" cmp -s /tmp/files.before /tmp/files.after
+diff /tmp/files.before /tmp/files.after | head -10 | sed 's/^/  /'
+finish
