@@ -111,11 +111,24 @@ def read_profile(vm, drv, test, size):
     return syms, cpus, rx, irqoff
 
 
+def demangle(names):
+    """C++ names of sroce's core, as kallsyms gives them, made readable."""
+    try:
+        out = subprocess.run(["c++filt", "-p"], input="\n".join(names), capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+        return {n: (out[i] if i < len(out) and out[i] else n) for i, n in enumerate(names)}
+    except (OSError, subprocess.CalledProcessError):
+        return {n: n for n in names}
+
+
 def add_profile_section(add, vm):
     cases = [("ib_write_bw", 65536, "64 KiB ib_write_bw"), ("ib_send_bw", 64, "64 B ib_send_bw")]
     profs = {(d, t, sz): read_profile(vm, d, t, sz) for d in ("sroce", "rxe") for t, sz, _ in cases}
     if not any(profs.values()):
         return
+    names = sorted({n for p in profs.values() if p for n in [x[1] for x in p[0]] + [x[1] for x in p[3]]})
+    dm = demangle(names)
+    profs = {k: (p and ([(v, dm[n]) for v, n in p[0]], p[1], p[2], [(c, dm[n]) for c, n in p[3]])) for k, p in profs.items()}
     add("## Where the time goes (perf in the guest)")
     add("")
     add("One run of each case per driver under `perf record -a -g -e cpu-clock` (TCG has no PMU: samples")
