@@ -34,7 +34,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi $(EXTRA_CFLAGS)
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host bench-intf install install-user deb clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host bench-intf install install-user uninstall deb clean
 
 all: kmod user progs host dump
 
@@ -159,7 +159,7 @@ test-vm: kmod user progs dump
 
 # The slow VM tests (tests/vm/slow: every netem fault, the SQ poller stress;
 # ~15 min under TCG), not in the default suite.
-test-vm-slow: kmod user progs dump
+test-vm-slow: kmod user progs dump deb
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER) $(wildcard $(TOP)/tests/vm/slow/[0-9]*.sh)
 
 # The VM suite in doorbell-only mode, twice: the module loaded with
@@ -232,6 +232,18 @@ install-user: $(UOBJ)/libsroce.so.1 $(UOBJ)/sroce.driver $(UOBJ)/sroce-dump
 	install -D -m 755 $(UOBJ)/sroce-dump $(DESTDIR)/usr/sbin/sroce-dump
 	install -D -m 644 $(TOP)/libuser/dump/sroce-dump.8 $(DESTDIR)/usr/share/man/man8/sroce-dump.8
 	install -D -m 644 -t $(DESTDIR)/usr/share/man/man3 $(wildcard $(TOP)/libuser/man/*.3)
+	[ -n "$(DESTDIR)" ] || ldconfig
+
+# Removes what install put there (the build checks install into a staging
+# root, uninstall from it, and require it empty of files).
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/sroce.ko
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+	rm -f $(DESTDIR)$(LIBDIR)/libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so \
+		$(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so $(DESTDIR)/etc/libibverbs.d/sroce.driver \
+		$(DESTDIR)/usr/include/infiniband/srocedv.h $(DESTDIR)/usr/sbin/sroce-dump \
+		$(DESTDIR)/usr/share/man/man8/sroce-dump.8 \
+		$(addprefix $(DESTDIR)/usr/share/man/man3/,$(notdir $(wildcard $(TOP)/libuser/man/*.3)))
 	[ -n "$(DESTDIR)" ] || ldconfig
 
 # Debian packages (sroce-dkms, libsroce1, libsroce-dev, sroce-utils) from

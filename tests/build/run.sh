@@ -175,6 +175,8 @@ t "installed module, library, provider link, driver file, header, sroce-dump and
 	-f "$root/usr/share/man/man3/srocedv_create_srq.3" -a -f "$root/usr/share/man/man3/srocedv_wr_flush.3"
 t "the test module, built by make kmod, is not installed" 0 sh -c \
 	"test -f '$top/build/kmod-selftest-$kver/sroce_selftest.ko' && ! find '$root' -name 'sroce_selftest*' | grep -q ."
+t "make uninstall from DESTDIR leaves no file" 0 sh -c \
+	"make -C '$top' --no-print-directory uninstall DESTDIR='$root' KVER='$kver' >/dev/null && test -z \"\$(find '$root' ! -type d)\""
 rm -rf "$root"
 
 # Two VM suites at once would share build/vm/last-test-run: the second
