@@ -232,6 +232,7 @@ install-user: $(UOBJ)/libsroce.so.1 $(UOBJ)/sroce.driver $(UOBJ)/sroce-dump
 	install -D -m 755 $(UOBJ)/sroce-dump $(DESTDIR)/usr/sbin/sroce-dump
 	install -D -m 644 $(TOP)/libuser/dump/sroce-dump.8 $(DESTDIR)/usr/share/man/man8/sroce-dump.8
 	install -D -m 644 -t $(DESTDIR)/usr/share/man/man3 $(wildcard $(TOP)/libuser/man/*.3)
+	install -D -m 644 $(TOP)/libuser/man/sroce.4 $(DESTDIR)/usr/share/man/man4/sroce.4
 	[ -n "$(DESTDIR)" ] || ldconfig
 
 # Removes what install put there (the build checks install into a staging
@@ -242,7 +243,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so \
 		$(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so $(DESTDIR)/etc/libibverbs.d/sroce.driver \
 		$(DESTDIR)/usr/include/infiniband/srocedv.h $(DESTDIR)/usr/sbin/sroce-dump \
-		$(DESTDIR)/usr/share/man/man8/sroce-dump.8 \
+		$(DESTDIR)/usr/share/man/man8/sroce-dump.8 $(DESTDIR)/usr/share/man/man4/sroce.4 \
 		$(addprefix $(DESTDIR)/usr/share/man/man3/,$(notdir $(wildcard $(TOP)/libuser/man/*.3)))
 	[ -n "$(DESTDIR)" ] || ldconfig
 

@@ -155,7 +155,21 @@ man_lint() { # man_lint PAGE...
 	done
 }
 t "man pages render without warnings" 0 man_lint $(grep -L '^\.so ' "$top"/libuser/man/*.3) \
-	"$top/libuser/dump/sroce-dump.8"
+	"$top/libuser/man/sroce.4" "$top/libuser/dump/sroce-dump.8"
+# sroce(4) names every module parameter the built module has.
+params_missing() { # params_missing KO PAGE: fails naming each parameter PAGE lacks
+	local p rc=0
+	for p in $(modinfo -F parm "$1" | cut -d: -f1); do
+		grep -q "^\.BR $p " "$2" || { echo "not in $2: $p"; rc=1; }
+	done
+	return $rc
+}
+t "sroce(4) describes every module parameter" 0 params_missing "$top/build/kmod-$kver/sroce.ko" \
+	"$top/libuser/man/sroce.4"
+nopage=$(mktemp --suffix=.4)
+printf '.TH X 4\n.SH PARAMETERS\n.BR ipv6 " (bool)"\n' >"$nopage"
+t "... and names one it lacks" "not in .*: sq_poll" params_missing "$top/build/kmod-$kver/sroce.ko" "$nopage"
+rm -f "$nopage"
 bad_page=$(mktemp --suffix=.3)
 printf '.TH BAD 3\n.SH NAME\nbad \\- a page with an unknown macro\n.XX here\n' >"$bad_page"
 t "the man page check reports a page with a warning" "macro 'XX' not defined" man_lint "$bad_page"
