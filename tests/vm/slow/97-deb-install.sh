@@ -29,11 +29,18 @@ snapshot() {
 }
 snapshot >/tmp/files.before
 start=$(date +%s)
-check "dpkg -i $pkgs (DKMS builds the module)" sh -c "dpkg -i $(for p in $pkgs; do echo "$deb/${p}_*.deb"; done) >/tmp/dpkg.out 2>&1"
-tail -5 /tmp/dpkg.out | sed 's/^/  /'
+files=$(for p in $pkgs; do ls "$deb/${p}"_*.deb; done | tr '\n' ' ')
+check "dpkg -i $pkgs (DKMS builds the module)" sh -c "dpkg -i $files >/tmp/dpkg.out 2>&1"
+tail -8 /tmp/dpkg.out | sed 's/^/  /'
 log "  (install and DKMS build: $(($(date +%s) - start)) s)"
 check "DKMS: sroce installed for $kver" sh -c "dkms status sroce | grep -q '$kver.*installed'"
-check "modprobe loads the DKMS-built module" sh -c "modprobe sroce && modinfo -n sroce | grep -q /updates/dkms/"
+dkms status sroce | sed 's/^/  /'
+if modprobe sroce && modinfo -n sroce | grep -q /updates/dkms/; then
+	ok "modprobe loads the DKMS-built module"
+else
+	fail "modprobe loads the DKMS-built module: $(modinfo -n sroce 2>&1)"
+	finish
+fi
 check "the provider is the package's" sh -c "dpkg -S $l/libsroce.so.1 | grep -q libsroce1"
 check "sroce-dump(8) is installed" sh -c "man -w sroce-dump | grep -q /usr/share/man/man8/"
 two_hosts 8 1500
