@@ -228,7 +228,8 @@ install-user: $(UOBJ)/libsroce.so.1 $(UOBJ)/sroce.driver $(UOBJ)/sroce-dump
 	install -d $(DESTDIR)$(LIBDIR)/libibverbs
 	ln -sf ../libsroce.so.1 $(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so
 	install -D -m 644 $(UOBJ)/sroce.driver $(DESTDIR)/etc/libibverbs.d/sroce.driver
-	install -D -m 644 $(TOP)/libuser/include/infiniband/srocedv.h $(DESTDIR)/usr/include/infiniband/srocedv.h
+	install -D -m 644 -t $(DESTDIR)/usr/include/infiniband $(TOP)/libuser/include/infiniband/srocedv.h \
+		$(TOP)/libuser/include/infiniband/srocedv_intf.h
 	install -D -m 755 $(UOBJ)/sroce-dump $(DESTDIR)/usr/sbin/sroce-dump
 	install -D -m 644 $(TOP)/libuser/dump/sroce-dump.8 $(DESTDIR)/usr/share/man/man8/sroce-dump.8
 	install -D -m 644 -t $(DESTDIR)/usr/share/man/man3 $(wildcard $(TOP)/libuser/man/*.3)
@@ -242,7 +243,8 @@ uninstall:
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 	rm -f $(DESTDIR)$(LIBDIR)/libsroce.so.1 $(DESTDIR)$(LIBDIR)/libsroce.so \
 		$(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so $(DESTDIR)/etc/libibverbs.d/sroce.driver \
-		$(DESTDIR)/usr/include/infiniband/srocedv.h $(DESTDIR)/usr/sbin/sroce-dump \
+		$(DESTDIR)/usr/include/infiniband/srocedv.h $(DESTDIR)/usr/include/infiniband/srocedv_intf.h \
+		$(DESTDIR)/usr/sbin/sroce-dump \
 		$(DESTDIR)/usr/share/man/man8/sroce-dump.8 $(DESTDIR)/usr/share/man/man4/sroce.4 \
 		$(addprefix $(DESTDIR)/usr/share/man/man3/,$(notdir $(wildcard $(TOP)/libuser/man/*.3)))
 	[ -n "$(DESTDIR)" ] || ldconfig
