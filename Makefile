@@ -145,6 +145,12 @@ $(POBJ)/%: $(TOP)/tests/progs/%.c $(UOBJ)/libsroce.so.1 $(wildcard $(TOP)/tests/
 
 $(POBJ)/sroce_integrity: PLIBS := -lrdmacm
 
+# The MPI job of tests/vm/98-middleware (Open MPI's mpicc, from setup.sh).
+progs: $(POBJ)/sroce_mpi_check
+$(POBJ)/sroce_mpi_check: $(TOP)/tests/mpi/sroce_mpi_check.c
+	@mkdir -p $(POBJ)
+	mpicc -O2 -g -Wall -Wextra -Werror -std=gnu11 -o $@ $<
+
 # ---- host tests (core in user space, Catch2) --------------------------------
 host:
 	cmake -S $(TOP)/tests/host -B $(HOBJ) -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -127,7 +127,7 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 	wc->wc_flags = sroce_cqe_wc_flags(cqe);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = 0;
-	wc->sl = cqe->sl;
+	wc->sl = sroce_cqe_sl(cqe);
 	wc->dlid_path_bits = 0;
 }
 

@@ -136,7 +136,7 @@ static uint32_t cq_ex_read_zero32(struct ibv_cq_ex *ex)
 
 static uint8_t cq_ex_read_sl(struct ibv_cq_ex *ex)
 {
-	return cur_of(ex)->sl;
+	return sroce_cqe_sl(cur_of(ex));
 }
 
 static uint8_t cq_ex_read_dlid_path_bits(struct ibv_cq_ex *ex)

@@ -46,7 +46,7 @@ INTF_INLINE void put_wc(uint8_t *dst, const struct sroce_cqe *cqe, const uint64_
 		PUT(dst, fmt, SROCEDV_WC_SOURCE, src);
 	}
 	if (fmt & SROCEDV_WC_PATH) {
-		const struct srocedv_wc_path path = { .sl = cqe->sl };
+		const struct srocedv_wc_path path = { .sl = sroce_cqe_sl(cqe) };
 
 		PUT(dst, fmt, SROCEDV_WC_PATH, path);
 	}

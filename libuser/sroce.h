@@ -208,6 +208,18 @@ static inline unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe)
 
 	return wc_flags[cqe->flags & 7];
 }
+/* The wc.sl of a CQE. A UD receive over RoCE reports its packet type there,
+ * as mlx5 does (RoCE carries no SL): bit 3 set for RoCE v2 (UDP), bits 2:0
+ * the L3 header, 1 for IPv6 and 2 for IPv4. UCX before 1.18 reads it to
+ * find the destination GID in the GRH area and drops every UD packet whose
+ * type it cannot tell (Debian 12 ships 1.13). The CQE's network_hdr_type
+ * is the kernel's enum rdma_network_type: 2 IPv4, 3 IPv6. */
+static inline uint8_t sroce_cqe_sl(const struct sroce_cqe *cqe)
+{
+	static const uint8_t roce_v2[4] = { [2] = 0x8 | 0x2, [3] = 0x8 | 0x1 };
+
+	return cqe->flags & SROCE_CQE_GRH ? roce_v2[cqe->network_hdr_type & 3] : cqe->sl;
+}
 /* CQEs the kernel published and the provider has not consumed (0 for a
  * producer index no kernel writes), and their release: cq.c, cq_ex.c and
  * intf_cq.c poll with them. */

@@ -69,6 +69,7 @@ static void random_cqe(struct sroce_cqe *c)
 	c->src_qp = (uint32_t)rnd() & 0xffffff;
 	c->pkey_index = 0;
 	c->sl = (uint8_t)(rnd() % 16);
+	c->network_hdr_type = (uint8_t)(rnd() % 4);
 	c->vendor_err = (uint8_t)rnd();
 	c->timestamp = rnd();
 }
@@ -232,6 +233,42 @@ static void test_clocks(void)
 	CHECK(wall + 5000000 >= before - 1000000 && wall + 5000000 <= after + 1000000);
 }
 
+/* A UD receive over RoCE v2 reports its packet type in wc.sl, as mlx5 does
+ * (UCX 1.13's ud_verbs drops every UD packet otherwise): 0xa for IPv4,
+ * 0x9 for IPv6, through ibv_poll_cq and ibv_wc_read_sl alike. A CQE
+ * without a GRH keeps its sl. */
+static void test_roce_packet_type_in_sl(void)
+{
+	static const struct {
+		uint16_t flags;
+		uint8_t net, sl, want;
+	} cases[] = {
+		{ SROCE_CQE_GRH, 2, 0, 0xa },
+		{ SROCE_CQE_GRH | SROCE_CQE_WITH_IMM, 2, 5, 0xa },
+		{ SROCE_CQE_GRH, 3, 0, 0x9 },
+		{ 0, 2, 0, 0 },
+		{ 0, 0, 7, 7 },
+		{ SROCE_CQE_WITH_IMM, 3, 3, 3 },
+	};
+	static struct fake_cq f;
+
+	fake_cq_init(&f, false);
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sroce_cqe c = { .wr_id = i, .opcode = IBV_WC_RECV, .flags = cases[i].flags,
+				       .sl = cases[i].sl, .network_hdr_type = cases[i].net };
+		struct ibv_poll_cq_attr attr = {};
+		struct ibv_wc wc = {};
+
+		produce(&f, &c);
+		CHECK(sroce_poll_cq(&f.cq.vcq.cq, 1, &wc) == 1);
+		CHECK(wc.sl == cases[i].want);
+		produce(&f, &c);
+		CHECK(ibv_start_poll(&f.cq.vcq.cq_ex, &attr) == 0);
+		CHECK(ibv_wc_read_sl(&f.cq.vcq.cq_ex) == cases[i].want);
+		ibv_end_poll(&f.cq.vcq.cq_ex);
+	}
+}
+
 static void test_create_refusals(void)
 {
 	struct ibv_cq_init_attr_ex attr = { .cqe = 16 };
@@ -256,6 +293,7 @@ int main(void)
 	test_create_refusals();
 	test_poll_edges();
 	test_clocks();
+	test_roce_packet_type_in_sl();
 	test_same_completions();
 	printf("provider cq_ex: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

@@ -56,6 +56,7 @@ static void produce(struct fake_cq *f, uint8_t status)
 	c->qp_num = (uint32_t)rnd() & 0xffffff;
 	c->src_qp = (uint32_t)rnd() & 0xffffff;
 	c->sl = (uint8_t)(rnd() % 16);
+	c->network_hdr_type = (uint8_t)(rnd() % 4);
 	c->timestamp = rnd();
 	__atomic_store_n(&f->hdr.producer, f->hdr.producer + 1, __ATOMIC_RELEASE);
 }
