@@ -33,7 +33,8 @@ files=$(for p in $pkgs; do ls "$deb/${p}"_*.deb; done | tr '\n' ' ')
 check "dpkg -i $pkgs (DKMS builds the module)" sh -c "dpkg -i $files >/tmp/dpkg.out 2>&1"
 tail -8 /tmp/dpkg.out | sed 's/^/  /'
 # Why a package failed, when one did (2026-11-28: the three user-space
-# packages did, after DKMS built both kernels' modules; the reason was cut off).
+# packages did: dh_dkms had put dkms.conf in all four; fixed in
+# scripts/pkg/debian/rules).
 grep -E '^dpkg: |rror' /tmp/dpkg.out | head -12 | sed 's/^/  /'
 log "  (install and DKMS build: $(($(date +%s) - start)) s)"
 check "DKMS: sroce installed for $kver" sh -c "dkms status sroce | grep -q '$kver.*installed'"
