@@ -93,6 +93,9 @@ INTF_INLINE int post(struct ibv_qp *ibqp, bool locked, uint16_t signaled, int fa
 
 	if (inl && length > qp->max_inline)
 		return EINVAL;
+	/* As ibv_post_send refuses a UD WR without an AH. */
+	if (ud && !d->ah)
+		return EINVAL;
 	wqe = wr_begin(qp, locked, family, signaled, opcode, wr_id);
 	if (!wqe)
 		return ENOMEM;

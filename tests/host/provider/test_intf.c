@@ -413,6 +413,16 @@ static void test_query_checks(void)
 	CHECK(rdma && !rdma->read && rdma->write && rdma->flush);
 	msg = query(ibqp_of(&ud), SROCEDV_INTF_QP_MSG, 0, 0);
 	CHECK(msg && msg->sendto && msg->recv && !msg->send && !msg->send_pending);
+	{
+		/* No AH: EINVAL, as from ibv_post_send, and nothing is posted. */
+		uint32_t idx = ud.f.qp.sq.idx;
+		char byte = 0;
+
+		CHECK(msg->sendto(ibqp_of(&ud), (uintptr_t)&byte, 1, 1, NULL, 2, 3, 4) == EINVAL);
+		CHECK(msg->sendto_imm(ibqp_of(&ud), (uintptr_t)&byte, 1, 1, 5, NULL, 2, 3, 4) == EINVAL);
+		CHECK(msg->sendto_inline(ibqp_of(&ud), (uintptr_t)&byte, 1, NULL, 2, 3, 4) == EINVAL);
+		CHECK(ud.f.qp.sq.idx == idx);
+	}
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)rdma) == 0);
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
 
