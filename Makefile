@@ -185,13 +185,16 @@ test:
 	bash $(TOP)/scripts/test-all.sh --kernel $(KVER)
 
 # Slow suite, not in CI: the VM suite again on the second kernel target
-# (the newest 6.12 from bookworm-backports), fetched on first use.
-test-slow:
+# (the newest 6.12 from bookworm-backports), fetched on first use; then the
+# packages installed in a guest booted on it (DKMS builds for 6.12, the
+# smoke test runs on that module).
+test-slow: deb
 	@k=$$($(TOP)/scripts/kver --backports); \
 	test -n "$$k" || { echo "no 6.12 backports kernel known to apt" >&2; exit 1; }; \
 	test -e $(TOP)/.cache/kernel/$$k/boot/vmlinuz-$$k || bash $(TOP)/scripts/setup.sh $$k; \
 	$(MAKE) --no-print-directory KVER=$$k kmod user progs dump && \
-	bash $(TOP)/scripts/run-vm-tests.sh --kernel $$k
+	bash $(TOP)/scripts/run-vm-tests.sh --kernel $$k && \
+	bash $(TOP)/scripts/run-vm-tests.sh --kernel $$k $(TOP)/tests/vm/slow/97-deb-install.sh
 
 # Not in CI: Debian's 6.1 source built with lockdep, KASAN, UBSAN, kmemleak,
 # DEBUG_ATOMIC_SLEEP and DEBUG_OBJECTS (scripts/debug-kernel.sh, cached in
