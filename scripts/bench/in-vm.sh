@@ -185,6 +185,36 @@ for mode in post wr family; do
 	done
 done
 
+# Instructions per WR in user space, sroce's provider against rxe's
+# (librxe): sroce_post_rate under callgrind, whose inclusive count of its
+# post_batch divides by the WRs it printed. Kernel work is not counted:
+# each of rxe's post_batch calls ends in a write() system call (its
+# doorbell), sroce's SQ poller takes none. (Polling is left to the host
+# bench: here the count would mostly be the empty polls while sroce's
+# poller works, which rxe, finishing inside the system call, never makes.)
+# Rows "drv mode instructions_per_wr" in ir.tsv.
+post_ir() {
+	local drv=$1 mode=$2 post posted
+	local f="$out/raw/$drv.post_ir_$mode"
+	timeout 600 taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$f.cg" \
+		"$PROGS/sroce_post_rate" "${dev2[$drv]}" "${dev1[$drv]}" "$mode" 6 >"$f" 2>&1 ||
+		{ echo "$(date +%T) $drv post_ir_$mode: exit $?"; return; }
+	callgrind_annotate --inclusive=yes --threshold=100 "$f.cg" >"$f.annotate" 2>/dev/null
+	# The program's own function (gcc could name it post_batch.constprop.0).
+	post=$(awk '$0 ~ /:post_batch(\.[a-z0-9.]+)? \[/ { gsub(",", "", $1); print $1; exit }' "$f.annotate")
+	posted=$(sed -n 's/^posted \([0-9]*\)$/\1/p' "$f")
+	[ -n "$post" ] && [ -n "$posted" ] || { echo "$(date +%T) $drv post_ir_$mode: no count"; return; }
+	printf '%s\t%s\t%s\n' "$drv" "$mode" "$(awk -v i="$post" -v n="$posted" 'BEGIN { printf "%.1f", i / n }')" \
+		>>"$out/ir.tsv"
+	echo "$(date +%T) $drv post_ir_$mode: $post instructions over $posted WRs"
+}
+if echo "post_ir 64 1" | grep -qE -- "$filter"; then
+	for mode in post wr family; do
+		post_ir sroce $mode
+		[ $mode = family ] || post_ir rxe $mode
+	done
+fi
+
 # Sending one column of a ROWS x ROWS matrix of 8-byte cells
 # (tests/progs/sroce_bench_column.c), three ways: through a non-contiguous
 # window's lkey (mw, sroce only: rxe has no layouts), one SGE per cell (sge)
