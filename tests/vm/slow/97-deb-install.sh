@@ -5,8 +5,9 @@
 # sroce.ko for the running kernel in the postinst (minutes under TCG);
 # modprobe loads that module; `rdma link add` and ibv_rc_pingpong --chk
 # between two namespaces over it and the packaged provider; sroce-dump's
-# man page; then `dpkg -r` of all four leaves exactly the files there were
-# before the install. Needs build/deb (make deb).
+# man page; then `dpkg -r` of all four leaves only their conffile
+# (sroce.driver, as dpkg keeps every package's), and `dpkg --purge` exactly
+# the files there were before the install. Needs build/deb (make deb).
 # vm-timeout: 5400
 . "$(dirname "$0")/../lib.sh"
 
@@ -16,6 +17,8 @@ pkgs="sroce-dkms libsroce1 libsroce-dev sroce-utils"
 check "the four packages are built (make deb)" sh -c "for p in $pkgs; do ls $deb/\${p}_*.deb >/dev/null || exit 1; done"
 # A user's host: no module of the project, no provider but the package's.
 rm -f /lib/modules/"$kver"/updates/sroce*.ko
+# (the folder only the tree's own install made; DKMS removes it when empty)
+rmdir /lib/modules/"$kver"/updates 2>/dev/null
 depmod "$kver"
 l=/usr/lib/x86_64-linux-gnu
 rm -f $l/libsroce.so $l/libsroce.so.1 $l/libibverbs/libsroce-rdmav34.so /etc/libibverbs.d/sroce.driver
@@ -24,7 +27,8 @@ snapshot() {
 	find /usr/src /usr/include/infiniband /usr/share/man/man3 /usr/share/man/man8 /usr/sbin \
 		$l/libibverbs /etc/libibverbs.d /etc/modprobe.d /lib/modules/"$kver" /var/lib/dkms \
 		/usr/share/doc/sroce-dkms /usr/share/doc/libsroce1 /usr/share/doc/libsroce-dev \
-		/usr/share/doc/sroce-utils 2>/dev/null | LC_ALL=C sort
+		/usr/share/doc/sroce-utils 2>/dev/null | LC_ALL=C sort |
+		grep -vxE '/var/lib/dkms/mok\.(key|pub)' # dkms's signing key, made at its first build
 	find $l -maxdepth 1 -name 'libsroce*' | LC_ALL=C sort
 }
 snapshot >/tmp/files.before
@@ -52,8 +56,20 @@ check "rdma link add in two namespaces" sroce_on_hosts 8
 port=23000
 host_pp "ibv_rc_pingpong --chk over the packages" ibv_rc_pingpong -n 200 -s 4096
 end_two_hosts
+# dpkg -r keeps conffiles, as for every package (ibverbs-providers' .driver
+# files too): exactly libsroce1's /etc/libibverbs.d/sroce.driver may stay,
+# and dpkg --purge takes it.
 check "dpkg -r $pkgs" sh -c "dpkg -r $pkgs >/tmp/dpkg-r.out 2>&1"
 snapshot >/tmp/files.after
-check "nothing left behind, nothing taken away" cmp -s /tmp/files.before /tmp/files.after
+conf=$(dpkg-query -W -f='${Conffiles}\n' $pkgs 2>/dev/null | awk 'NF { print $1 }' | LC_ALL=C sort)
+only_conffiles() {
+	[ "$conf" = /etc/libibverbs.d/sroce.driver ] || return 1
+	! diff /tmp/files.before /tmp/files.after | grep '^[<>]' | grep -qvxF "> $conf"
+}
+check "dpkg -r: only the conffiles stay ($(echo $conf))" only_conffiles
 diff /tmp/files.before /tmp/files.after | head -10 | sed 's/^/  /'
+check "dpkg --purge $pkgs" sh -c "dpkg --purge $pkgs >/tmp/dpkg-p.out 2>&1"
+snapshot >/tmp/files.purged
+check "after the purge: nothing left behind, nothing taken away" cmp -s /tmp/files.before /tmp/files.purged
+diff /tmp/files.before /tmp/files.purged | head -10 | sed 's/^/  /'
 finish
