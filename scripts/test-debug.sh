@@ -24,31 +24,33 @@
 #                             does not show passed on this kernel code yet
 # Logs: build/vm/debug/{vm,slow,pair}/ (copies of each layer's last run).
 #
-# The ledger (.cache/test-debug-ledger.tsv, shared by clones that link
-# .cache): every test of a layer run that passed whole (its boots' kmemleak
-# scans and logs clean), with the kernel code it ran on (the git trees of
-# kmod/ and abi/, committed and unmodified, and the debug kernel) and the
-# test script's own hash. The whole suite on this 2-CPU TCG machine takes
-# longer than one working session, so it is run in parts;
-# `scripts/test-debug.sh --ledger` says which tests of the vm, slow and
-# pair suites have passed on the current kernel code and which have not.
+# The ledger (tests/debug-ledger.tsv, committed, since a working session's
+# machine and its .cache end with the session): every test of a layer run
+# that passed whole (its boots' kmemleak scans and logs clean), with the
+# kernel code it ran on (the git trees of kmod/ and abi/, committed and
+# unmodified, and the debug kernel's stamp) and the test script's own hash.
+# The whole suite on this 2-CPU TCG machine takes longer than one working
+# session, so it is run in parts; `scripts/test-debug.sh --ledger` says
+# which tests of the vm, slow and pair suites have passed on the current
+# kernel code and which have not. Lines starting with # are comments.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit
 t_start=$SECONDS
-ledger=${TEST_DEBUG_LEDGER:-$top/.cache/test-debug-ledger.tsv}
+ledger=${TEST_DEBUG_LEDGER:-$top/tests/debug-ledger.tsv}
 
-# code_id: the kernel code's identity (kmod/, abi/ and the debug kernel's
-# build stamp), or nothing when kmod/ or abi/ differ from the commit (then
-# nothing is recorded).
+# code_id: the kernel code's identity (the git trees of kmod/ and abi/ and
+# the blob of the debug options, scripts/debug-kernel.config), or nothing
+# when any of them differs from the commit (then nothing is recorded). The
+# debug kernel's patch level is recorded beside each pass, not matched:
+# Debian's linux-source-6.1 moves within days, a fresh machine takes the
+# newest, and what a pass proves of sroce's code is the options it ran under.
 code_id() {
-	local stamp
 	# (tests/build/run.sh checks the ledger with a fixed identity)
 	[ -n "${TEST_DEBUG_CODE_ID:-}" ] && { echo "$TEST_DEBUG_CODE_ID"; return; }
-	git diff --quiet HEAD -- kmod abi 2>/dev/null || return
+	git diff --quiet HEAD -- kmod abi scripts/debug-kernel.config 2>/dev/null || return
 	[ -z "$(git ls-files --others --exclude-standard kmod abi)" ] || return
-	stamp=$(head -1 "$top/.cache/debug-kernel/stamp" 2>/dev/null) || return
-	echo "$(git rev-parse --short=12 HEAD:kmod)-$(git rev-parse --short=12 HEAD:abi)-${stamp:0:12}"
+	echo "$(git rev-parse --short=12 HEAD:kmod)-$(git rev-parse --short=12 HEAD:abi)-$(git rev-parse --short=12 HEAD:scripts/debug-kernel.config)"
 }
 suite_tests() { # every test make test-debug's layers run, as paths
 	ls tests/vm/[0-9]*.sh
@@ -61,13 +63,13 @@ covered() { # covered ID TEST: the ledger has TEST passed on ID with its current
 }
 if [ "${1:-}" = --ledger ]; then
 	id=$(code_id)
-	[ -n "$id" ] || { echo "ledger: kmod/ or abi/ has uncommitted changes, or no debug kernel is built"; exit 1; }
+	[ -n "$id" ] || { echo "ledger: kmod/, abi/ or scripts/debug-kernel.config has uncommitted changes"; exit 1; }
 	n=0 c=0
 	for t in $(suite_tests); do
 		n=$((n + 1))
 		if covered "$id" "$t"; then
 			c=$((c + 1))
-			echo "  passed  $t ($(awk -F'\t' -v id="$id" -v t="$t" '$1 == id && $3 == t { w = $6 " on " $7 } END { print w }' "$ledger"))"
+			echo "  passed  $t ($(awk -F'\t' -v id="$id" -v t="$t" '$1 == id && $3 == t { w = $6 " on " $7 ($8 ? ", " $8 : "") } END { print w }' "$ledger"))"
 		else
 			echo "  not yet $t"
 		fi
@@ -79,6 +81,8 @@ fi
 
 kver=$(bash scripts/debug-kernel.sh) || { echo "test-debug: the debug kernel did not build" >&2; exit 1; }
 kdir=$(bash scripts/debug-kernel.sh --kdir) || exit 1
+# What the ledger records beside a pass: the kernel and the Debian source it came from.
+kbuilt="$kver, linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null)"
 t_kernel=$((SECONDS - t_start))
 cfg=$top/.cache/kernel/$kver/boot/config-$kver
 echo "=== debug kernel $kver (KDIR $kdir; ready in $t_kernel s)"
@@ -115,7 +119,7 @@ code=$(code_id)
 if [ -n "$code" ]; then
 	echo "--- kernel code $code: passes go into the ledger ($ledger)"
 else
-	echo "--- kmod/ or abi/ has uncommitted changes: nothing goes into the ledger"
+	echo "--- kmod/, abi/ or the debug options have uncommitted changes: nothing goes into the ledger"
 fi
 if [ "${TEST_DEBUG_RESUME:-0}" = 1 ] && [ -z "${TEST_DEBUG_TESTS:-}" ] && [ -n "$code" ]; then
 	TEST_DEBUG_TESTS=$(for t in tests/vm/[0-9]*.sh; do covered "$code" "$t" || echo "$t"; done | tr '\n' ' ')
@@ -146,8 +150,8 @@ layer() { # layer NAME PATTERN LOGDIR CMD...: run one suite, count its result li
 	if [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] && [ -n "$code" ]; then
 		sed -n 's/^PASS \([^ ]*\) (\([0-9]*\) s)$/\1 \2/p' "$log" | while read -r tn secs; do
 			tp=$(ls tests/vm/"$tn".sh tests/vm/slow/"$tn".sh tests/pair/"$tn".sh 2>/dev/null | head -1)
-			[ -n "$tp" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$code" "$name" "$tp" \
-				"$(git hash-object "$tp")" "$secs" "$(date -u +%F)" "$(git rev-parse --short HEAD)" >>"$ledger"
+			[ -n "$tp" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$code" "$name" "$tp" \
+				"$(git hash-object "$tp")" "$secs" "$(date -u +%F)" "$(git rev-parse --short HEAD)" "$kbuilt" >>"$ledger"
 		done
 	fi
 	rm -f "$log"

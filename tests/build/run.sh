@@ -214,6 +214,12 @@ t "test-debug ledger: a pass on this kernel code counts" "^  passed  tests/vm/10
 t "test-debug ledger: not on other kernel code, nor an edited script" "ledger: 0 of [0-9]+ tests" \
 	ledger_check "$(printf 'K0\tvm\ttests/vm/10-good-path.sh\t%s\t100\t2026-11-28\tabc' "$h10")" \
 	"$(printf 'K1\tvm\ttests/vm/10-good-path.sh\t0000\t100\t2026-11-28\tabc')"
+t "test-debug ledger: a pass shows the kernel it ran on" "^  passed  tests/vm/10-good-path.sh \(2026-11-28 on abc, 6.1.9-sroce-debug\)$" \
+	ledger_check "# a comment" "$(printf 'K1\tvm\ttests/vm/10-good-path.sh\t%s\t100\t2026-11-28\tabc\t6.1.9-sroce-debug' "$h10")"
+# The ledger outlives the session's machine only in git.
+t "test-debug ledger: the default one is committed, and --ledger reads it" 0 \
+	bash -c "git -C '$top' ls-files --error-unmatch tests/debug-ledger.tsv &&
+		bash '$top/scripts/test-debug.sh' --ledger | grep -E 'ledger: [0-9]+ of [0-9]+ tests'"
 
 t "run-vm-tests.sh refuses while another run holds its output" "another run is using" \
 	flock "$top/build/vm/last-test-run.lock" bash "$top/scripts/run-vm-tests.sh"
