@@ -45,7 +45,7 @@ int sroce_cq_created(struct sroce_cq *cq, int cmd_fd, int err, const struct sroc
 		return err;
 	}
 	cq->ring.idx = cq->ring.hdr->consumer;
-	pthread_spin_init(&cq->ring.lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&cq->ring.lock);
 	return 0;
 }
 
@@ -60,7 +60,6 @@ int sroce_destroy_cq(struct ibv_cq *ibcq)
 	if (err)
 		return err;
 	sroce_ring_unmap(&cq->ring);
-	pthread_spin_destroy(&cq->ring.lock);
 	free(cq);
 	return 0;
 }
@@ -81,7 +80,7 @@ int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct sroce_uring fresh = {};
 	int err;
 
-	pthread_spin_lock(&cq->ring.lock);
+	sroce_spin_lock(&cq->ring.lock);
 	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
 	if (err)
 		goto out;
@@ -99,7 +98,7 @@ int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->ring.stride = fresh.stride;
 	cq->ring.idx = fresh.hdr->consumer;
 out:
-	pthread_spin_unlock(&cq->ring.lock);
+	sroce_spin_unlock(&cq->ring.lock);
 	return err;
 }
 
@@ -137,7 +136,7 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	uint32_t avail;
 	int n = 0;
 
-	pthread_spin_lock(&r->lock);
+	sroce_spin_lock(&r->lock);
 	avail = sroce_cq_available(r);
 	for (; n < ne && (uint32_t)n < avail; n++)
 		sroce_cqe_to_wc(sroce_ring_entry(r, r->idx + n), &wc[n]);
@@ -145,6 +144,6 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		r->idx += n;
 		sroce_cq_release(r);
 	}
-	pthread_spin_unlock(&r->lock);
+	sroce_spin_unlock(&r->lock);
 	return n;
 }

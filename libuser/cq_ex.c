@@ -54,10 +54,10 @@ static int cq_ex_start_poll(struct ibv_cq_ex *ex, struct ibv_poll_cq_attr *attr)
 	if (attr->comp_mask)
 		return EINVAL;
 	if (!cq->single_threaded)
-		pthread_spin_lock(&cq->ring.lock);
+		sroce_spin_lock(&cq->ring.lock);
 	if (!sroce_cq_available(&cq->ring)) {
 		if (!cq->single_threaded)
-			pthread_spin_unlock(&cq->ring.lock);
+			sroce_spin_unlock(&cq->ring.lock);
 		return ENOENT;
 	}
 	cq_ex_load(cq);
@@ -90,7 +90,7 @@ static void cq_ex_end_poll(struct ibv_cq_ex *ex)
 	sroce_cq_release(&cq->ring);
 	cq->cur = NULL;
 	if (!cq->single_threaded)
-		pthread_spin_unlock(&cq->ring.lock);
+		sroce_spin_unlock(&cq->ring.lock);
 }
 
 static enum ibv_wc_opcode cq_ex_read_opcode(struct ibv_cq_ex *ex)

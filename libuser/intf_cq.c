@@ -65,7 +65,7 @@ INTF_INLINE int poll_formatted(struct ibv_cq *ibcq, void *buf, size_t len, const
 	if (!room)
 		return -EINVAL;
 	if (locked)
-		pthread_spin_lock(&r->lock);
+		sroce_spin_lock(&r->lock);
 	avail = sroce_cq_available(r);
 	if (avail) {
 		/* In locals: the stores to buf may alias the ring's fields. */
@@ -87,7 +87,7 @@ INTF_INLINE int poll_formatted(struct ibv_cq *ibcq, void *buf, size_t len, const
 		}
 	}
 	if (locked)
-		pthread_spin_unlock(&r->lock);
+		sroce_spin_unlock(&r->lock);
 	/* An error completion first in line stays for ibv_poll_cq. */
 	return n || !avail ? (int)n : -EIO;
 }
@@ -98,10 +98,10 @@ INTF_INLINE int poll_num(struct ibv_cq *ibcq, const bool locked)
 	uint32_t n;
 
 	if (locked)
-		pthread_spin_lock(&r->lock);
+		sroce_spin_lock(&r->lock);
 	n = sroce_cq_available(r);
 	if (locked)
-		pthread_spin_unlock(&r->lock);
+		sroce_spin_unlock(&r->lock);
 	return (int)n;
 }
 

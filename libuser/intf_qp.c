@@ -32,11 +32,11 @@ INTF_INLINE struct sroce_wqe *wr_begin(struct sroce_qp *qp, bool locked, int fam
 	struct sroce_wqe *wqe;
 
 	if (locked)
-		pthread_spin_lock(&qp->sq.lock);
+		sroce_spin_lock(&qp->sq.lock);
 	wqe = sroce_wq_next(&qp->sq);
 	if (!wqe) {
 		if (locked)
-			pthread_spin_unlock(&qp->sq.lock);
+			sroce_spin_unlock(&qp->sq.lock);
 		return NULL;
 	}
 	*wqe = (struct sroce_wqe){ .wr_id = wr_id, .opcode = opcode,
@@ -53,7 +53,7 @@ INTF_INLINE int wr_end(struct sroce_qp *qp, bool locked, bool pending)
 	if (!pending)
 		sroce_wq_publish(&qp->sq);
 	if (locked)
-		pthread_spin_unlock(&qp->sq.lock);
+		sroce_spin_unlock(&qp->sq.lock);
 	return pending ? 0 : sroce_sq_doorbell(&qp->vqp.qp);
 }
 
@@ -122,13 +122,13 @@ INTF_INLINE int flush_pending(struct ibv_qp *ibqp, bool locked)
 	bool any;
 
 	if (locked)
-		pthread_spin_lock(&qp->sq.lock);
+		sroce_spin_lock(&qp->sq.lock);
 	/* Our own last publication: the kernel never writes the producer. */
 	any = qp->sq.idx != qp->sq.hdr->producer;
 	if (any)
 		sroce_wq_publish(&qp->sq);
 	if (locked)
-		pthread_spin_unlock(&qp->sq.lock);
+		sroce_spin_unlock(&qp->sq.lock);
 	return any ? sroce_sq_doorbell(ibqp) : 0;
 }
 
@@ -140,7 +140,7 @@ INTF_INLINE int recv_one(struct ibv_qp *ibqp, bool locked, uint64_t addr, uint32
 	int err = ENOMEM;
 
 	if (locked)
-		pthread_spin_lock(&r->lock);
+		sroce_spin_lock(&r->lock);
 	wqe = sroce_wq_next(r);
 	if (wqe) {
 		*wqe = (struct sroce_wqe){ .wr_id = wr_id, .opcode = SROCE_WQE_RECV };
@@ -150,7 +150,7 @@ INTF_INLINE int recv_one(struct ibv_qp *ibqp, bool locked, uint64_t addr, uint32
 		err = 0;
 	}
 	if (locked)
-		pthread_spin_unlock(&r->lock);
+		sroce_spin_unlock(&r->lock);
 	return err;
 }
 
@@ -170,7 +170,7 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 	int err = 0;
 
 	if (locked)
-		pthread_spin_lock(&r->lock);
+		sroce_spin_lock(&r->lock);
 	/* Slots a ring's length behind the producer were written again. */
 	if (r->idx - qp->intf.rq_repost > size)
 		qp->intf.rq_repost = r->idx - size;
@@ -192,7 +192,7 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 		sroce_wq_publish(r);
 	}
 	if (locked)
-		pthread_spin_unlock(&r->lock);
+		sroce_spin_unlock(&r->lock);
 	return err;
 }
 

@@ -30,8 +30,8 @@ static struct sroce_qp *sroce_qp_alloc(void)
 	struct sroce_qp *qp = calloc(1, sizeof(*qp));
 
 	if (qp) {
-		pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-		pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+		sroce_spin_init(&qp->sq.lock);
+		sroce_spin_init(&qp->rq.lock);
 	}
 	return qp;
 }
@@ -39,8 +39,6 @@ static struct sroce_qp *sroce_qp_alloc(void)
 /* Frees what sroce_qp_alloc made (rings unmapped). */
 static void sroce_qp_free(struct sroce_qp *qp)
 {
-	pthread_spin_destroy(&qp->rq.lock);
-	pthread_spin_destroy(&qp->sq.lock);
 	free(qp);
 }
 
@@ -352,7 +350,7 @@ static int sroce_post_send_extra(struct ibv_qp *ibqp, struct ibv_send_wr *wr, st
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	pthread_spin_lock(&qp->sq.lock);
+	sroce_spin_lock(&qp->sq.lock);
 	{
 		uint32_t start = qp->sq.idx;
 
@@ -367,7 +365,7 @@ static int sroce_post_send_extra(struct ibv_qp *ibqp, struct ibv_send_wr *wr, st
 	}
 	if (posted)
 		sroce_wq_publish(&qp->sq);
-	pthread_spin_unlock(&qp->sq.lock);
+	sroce_spin_unlock(&qp->sq.lock);
 	if (!posted)
 		return err;
 	/* Outside the lock: a system call must not stall other posters. */
@@ -407,7 +405,7 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	pthread_spin_lock(&qp->rq.lock);
+	sroce_spin_lock(&qp->rq.lock);
 	start = qp->rq.idx;
 	for (; wr; wr = wr->next) {
 		err = sroce_post_one_recv(&qp->rq, qp->max_recv_sge, wr);
@@ -418,6 +416,6 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	}
 	if (qp->rq.idx != start)
 		sroce_wq_publish(&qp->rq);
-	pthread_spin_unlock(&qp->rq.lock);
+	sroce_spin_unlock(&qp->rq.lock);
 	return err;
 }

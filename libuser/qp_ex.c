@@ -151,7 +151,7 @@ static void wr_start(struct ibv_qp_ex *ex)
 	struct sroce_qp *qp = ex_to_sqp(ex);
 	struct sroce_wr_batch *b = &qp->batch;
 
-	pthread_spin_lock(&qp->sq.lock);
+	sroce_spin_lock(&qp->sq.lock);
 	b->open = true;
 	b->start = qp->sq.idx;
 	b->cur = NULL;
@@ -176,7 +176,7 @@ static int wr_complete(struct ibv_qp_ex *ex)
 	if (posted)
 		sroce_wq_publish(&qp->sq);
 	b->open = false;
-	pthread_spin_unlock(&qp->sq.lock);
+	sroce_spin_unlock(&qp->sq.lock);
 	if (!posted)
 		return err;
 	/* Outside the lock, as ibv_post_send. */
@@ -193,7 +193,7 @@ static void wr_abort(struct ibv_qp_ex *ex)
 	qp->sq.idx = b->start;
 	b->cur = NULL;
 	b->open = false;
-	pthread_spin_unlock(&qp->sq.lock);
+	sroce_spin_unlock(&qp->sq.lock);
 }
 
 static void wr_send(struct ibv_qp_ex *ex)

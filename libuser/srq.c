@@ -32,7 +32,7 @@ static int sroce_srq_created(struct sroce_srq *srq, int cmd_fd, uint32_t max_sge
 	srq->srqn = resp->srqn;
 	srq->ring.idx = srq->ring.hdr->producer;
 	srq->ring.peer = srq->ring.hdr->consumer;
-	pthread_spin_init(&srq->ring.lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&srq->ring.lock);
 	return 0;
 }
 
@@ -149,7 +149,6 @@ int sroce_destroy_srq(struct ibv_srq *ibsrq)
 	if (err)
 		return err;
 	sroce_ring_unmap(&srq->ring);
-	pthread_spin_destroy(&srq->ring.lock);
 	free(srq);
 	return 0;
 }
@@ -160,7 +159,7 @@ int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ib
 	uint32_t start;
 	int err = 0;
 
-	pthread_spin_lock(&srq->ring.lock);
+	sroce_spin_lock(&srq->ring.lock);
 	start = srq->ring.idx;
 	for (; wr; wr = wr->next) {
 		err = sroce_post_one_recv(&srq->ring, srq->max_sge, wr);
@@ -171,6 +170,6 @@ int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ib
 	}
 	if (srq->ring.idx != start)
 		sroce_wq_publish(&srq->ring);
-	pthread_spin_unlock(&srq->ring.lock);
+	sroce_spin_unlock(&srq->ring.lock);
 	return err;
 }

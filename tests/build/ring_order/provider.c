@@ -17,7 +17,7 @@ static void ring_at(struct sroce_uring *r, void *mem, uint32_t log_size, uint32_
 	r->entries = (uint8_t *)mem + SROCE_RING_ENTRIES_OFFSET;
 	r->mask = (1u << log_size) - 1;
 	r->stride = stride;
-	pthread_spin_init(&r->lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&r->lock);
 }
 
 int provider_run(void *wq_mem, void *cq_mem, uint32_t log_size, uint32_t count)
@@ -48,7 +48,5 @@ int provider_run(void *wq_mem, void *cq_mem, uint32_t log_size, uint32_t count)
 			if (wc[i].wr_id != polled || wc[i].byte_len != polled)
 				errors++;
 	}
-	pthread_spin_destroy(&wq.lock);
-	pthread_spin_destroy(&cq.ring.lock);
 	return errors;
 }

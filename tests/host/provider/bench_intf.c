@@ -253,7 +253,7 @@ static void setup(void)
 	fc.cq.ring.entries = (uint8_t *)fc.entries;
 	fc.cq.ring.mask = (1u << CQ_LOG) - 1;
 	fc.cq.ring.stride = sizeof(struct sroce_cqe);
-	pthread_spin_init(&fc.cq.ring.lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&fc.cq.ring.lock);
 	sroce_cq_ex_init(&fc.cq, IBV_WC_EX_WITH_BYTE_LEN, false);
 	srocedv_modify_cq(&fc.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK);
 	/* The locked tables, as ibv_post_send and ibv_poll_cq take locks too. */

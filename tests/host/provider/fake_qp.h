@@ -37,7 +37,7 @@ static inline void fake_qp_init(struct fake_qp *f, enum ibv_qp_type type, uint64
 	f->qp.sq.stride = STRIDE;
 	f->qp.max_send_sge = MAX_SGE;
 	f->qp.max_inline = MAX_INLINE;
-	pthread_spin_init(&f->qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&f->qp.sq.lock);
 	sroce_qp_ex_init(&f->qp, ops);
 }
 

@@ -24,7 +24,7 @@ static inline void qp_init(struct fake_qp_rq *q, enum ibv_qp_type type)
 	q->f.qp.rq.mask = (1u << LOG_ENTRIES) - 1;
 	q->f.qp.rq.stride = STRIDE;
 	q->f.qp.max_recv_sge = MAX_SGE;
-	pthread_spin_init(&q->f.qp.rq.lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&q->f.qp.rq.lock);
 }
 
 static inline struct ibv_qp *ibqp_of(struct fake_qp_rq *q)

@@ -45,7 +45,7 @@ static void fake_cq_init(struct fake_cq *f, bool single_threaded)
 	f->cq.ring.entries = (uint8_t *)f->entries;
 	f->cq.ring.mask = (1u << LOG_ENTRIES) - 1;
 	f->cq.ring.stride = sizeof(struct sroce_cqe);
-	pthread_spin_init(&f->cq.ring.lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&f->cq.ring.lock);
 	sroce_cq_ex_init(&f->cq, all_flags, single_threaded);
 }
 
@@ -160,8 +160,8 @@ static void test_poll_edges(void)
 	fake_cq_init(&f, false);
 	/* Empty: ENOENT and the lock is free again. */
 	CHECK(ibv_start_poll(ex, &attr) == ENOENT);
-	CHECK(pthread_spin_trylock(&f.cq.ring.lock) == 0);
-	pthread_spin_unlock(&f.cq.ring.lock);
+	CHECK(sroce_spin_trylock(&f.cq.ring.lock) == 0);
+	sroce_spin_unlock(&f.cq.ring.lock);
 
 	/* Unknown poll attributes. */
 	attr.comp_mask = 1;

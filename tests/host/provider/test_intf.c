@@ -274,8 +274,8 @@ static void test_pending_and_doorbells(void)
 	CHECK(msg->flush(ibqp_of(&q)) == 0 && q.f.hdr.producer == size);
 	CHECK(doorbells() == 1);
 	/* The queue lock is free after every path above. */
-	CHECK(pthread_spin_trylock(&q.f.qp.sq.lock) == 0);
-	pthread_spin_unlock(&q.f.qp.sq.lock);
+	CHECK(sroce_spin_trylock(&q.f.qp.sq.lock) == 0);
+	sroce_spin_unlock(&q.f.qp.sq.lock);
 	ctx_page.flags = 0;
 	sctx.vctx.context.cmd_fd = -1;
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);

@@ -39,7 +39,7 @@ static void cq_init(struct fake_cq *f, uint64_t wc_flags)
 	f->cq.ring.mask = (1u << CQ_LOG) - 1;
 	f->cq.ring.stride = sizeof(struct sroce_cqe);
 	f->cq.wc_flags = wc_flags;
-	pthread_spin_init(&f->cq.ring.lock, PTHREAD_PROCESS_PRIVATE);
+	sroce_spin_init(&f->cq.ring.lock);
 }
 
 static void produce(struct fake_cq *f, uint8_t status)
@@ -194,8 +194,8 @@ static void test_formatted(void)
 			CHECK(sroce_poll_cq(&f.cq.vcq.cq, 1, &wc) == 1 && wc.status == IBV_WC_REM_ACCESS_ERR);
 		}
 		CHECK(ops->poll_formatted(&f.cq.vcq.cq, buf, sizeof(buf)) == 1);
-		CHECK(pthread_spin_trylock(&f.cq.ring.lock) == 0);
-		pthread_spin_unlock(&f.cq.ring.lock);
+		CHECK(sroce_spin_trylock(&f.cq.ring.lock) == 0);
+		sroce_spin_unlock(&f.cq.ring.lock);
 		/* The format cannot change under the table; the same one can be set. */
 		attr.format_mask = fmt == SROCEDV_WC_BASE ? SROCEDV_WC_FORMAT_ALL : SROCEDV_WC_BASE;
 		CHECK(srocedv_modify_cq(&f.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EBUSY);
