@@ -26,6 +26,7 @@ struct sroce_intf {
 		struct srocedv_qp_ops_rdma rdma;
 		struct srocedv_qp_ops_msg msg;
 		struct srocedv_cq_formatted_ops cq;
+		struct srocedv_srq_ops srq;
 	} ops;
 	enum srocedv_intf_family family;
 	void *obj;
@@ -158,6 +159,22 @@ static int cq_table(struct sroce_intf *h, const struct srocedv_query_intf_params
 	return 0;
 }
 
+static int srq_table(struct sroce_intf *h, const struct srocedv_query_intf_params *p)
+{
+	struct ibv_srq *ibsrq = p->obj;
+	struct sroce_srq *srq;
+
+	if (ibsrq->context != h->obj || p->family_flags)
+		return EINVAL;
+	srq = to_ssrq(ibsrq);
+	if (!srq->max_sge)
+		return EINVAL; /* recv writes one scatter entry */
+	srq->intf_refs++;
+	h->ops.srq = *sroce_intf_srq_ops(p->flags & SROCEDV_INTF_FLAG_SINGLE_THREADED);
+	h->obj = srq;
+	return 0;
+}
+
 void *srocedv_query_intf(struct ibv_context *ibctx, struct srocedv_query_intf_params *p)
 {
 	struct sroce_intf *h;
@@ -168,7 +185,7 @@ void *srocedv_query_intf(struct ibv_context *ibctx, struct srocedv_query_intf_pa
 		return NULL;
 	}
 	if (!sroce_is_sroce_context(ibctx) || p->comp_mask || p->family_params ||
-	    p->intf < SROCEDV_INTF_QP_RDMA || p->intf > SROCEDV_INTF_CQ_FORMATTED ||
+	    p->intf < SROCEDV_INTF_QP_RDMA || p->intf > SROCEDV_INTF_SRQ_RECV ||
 	    p->intf_version != SROCEDV_INTF_VERSION) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -183,7 +200,16 @@ void *srocedv_query_intf(struct ibv_context *ibctx, struct srocedv_query_intf_pa
 	h->family = p->intf;
 	h->obj = ibctx; /* the tables check the object is the context's */
 	pthread_mutex_lock(&intf_lock);
-	err = p->intf == SROCEDV_INTF_CQ_FORMATTED ? cq_table(h, p) : qp_table(h, p);
+	switch (p->intf) {
+	case SROCEDV_INTF_CQ_FORMATTED:
+		err = cq_table(h, p);
+		break;
+	case SROCEDV_INTF_SRQ_RECV:
+		err = srq_table(h, p);
+		break;
+	default:
+		err = qp_table(h, p);
+	}
 	if (!err) {
 		h->next = intf_live;
 		intf_live = h;
@@ -212,6 +238,8 @@ int srocedv_release_intf(struct ibv_context *ibctx, void *intf)
 	}
 	if (h && h->family == SROCEDV_INTF_CQ_FORMATTED) {
 		((struct sroce_cq *)h->obj)->intf_refs--;
+	} else if (h && h->family == SROCEDV_INTF_SRQ_RECV) {
+		((struct sroce_srq *)h->obj)->intf_refs--;
 	} else if (h) {
 		struct sroce_qp *qp = h->obj;
 
@@ -224,24 +252,30 @@ int srocedv_release_intf(struct ibv_context *ibctx, void *intf)
 	return 0;
 }
 
-int sroce_intf_qp_busy(struct sroce_qp *qp)
+/* EBUSY while any of the counts of held tables is non-zero (b may be NULL). */
+static int refs_busy(const uint32_t *a, const uint32_t *b)
 {
 	int busy;
 
 	pthread_mutex_lock(&intf_lock);
-	busy = qp->intf.refs[SROCE_INTF_RDMA] || qp->intf.refs[SROCE_INTF_MSG];
+	busy = *a || (b && *b);
 	pthread_mutex_unlock(&intf_lock);
 	return busy ? EBUSY : 0;
 }
 
+int sroce_intf_qp_busy(struct sroce_qp *qp)
+{
+	return refs_busy(&qp->intf.refs[SROCE_INTF_RDMA], &qp->intf.refs[SROCE_INTF_MSG]);
+}
+
 int sroce_intf_cq_busy(struct sroce_cq *cq)
 {
-	int busy;
+	return refs_busy(&cq->intf_refs, NULL);
+}
 
-	pthread_mutex_lock(&intf_lock);
-	busy = cq->intf_refs != 0;
-	pthread_mutex_unlock(&intf_lock);
-	return busy ? EBUSY : 0;
+int sroce_intf_srq_busy(struct sroce_srq *srq)
+{
+	return refs_busy(&srq->intf_refs, NULL);
 }
 
 int srocedv_modify_cq(struct ibv_cq *ibcq, struct srocedv_cq_attr *attr, int attr_mask)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * intf_qp.c - the QP interface families of seed 004 (srocedv_qp_ops_rdma,
- * srocedv_qp_ops_msg): one function per kind of work request, whose checks
+ * srocedv_qp_ops_msg) and the SRQ's (srocedv_srq_ops, beyond the seed's
+ * list): one function per kind of work request, whose checks
  * srocedv_query_intf made once (intf.c).
  *
  * Each function is a worker below, inlined with its constants: the opcode,
@@ -132,10 +133,9 @@ INTF_INLINE int flush_pending(struct ibv_qp *ibqp, bool locked)
 	return any ? sroce_sq_doorbell(ibqp) : 0;
 }
 
-INTF_INLINE int recv_one(struct ibv_qp *ibqp, bool locked, uint64_t addr, uint32_t length, uint32_t lkey,
+INTF_INLINE int recv_one(struct sroce_uring *r, bool locked, uint64_t addr, uint32_t length, uint32_t lkey,
 			 uint64_t wr_id)
 {
-	struct sroce_uring *r = &to_sqp(ibqp)->rq;
 	struct sroce_wqe *wqe;
 	int err = ENOMEM;
 
@@ -158,37 +158,37 @@ INTF_INLINE int recv_one(struct ibv_qp *ibqp, bool locked, uint64_t addr, uint32
  * The kernel copies a receive WQE out before it moves the consumer index
  * past it and never writes the ring, so every slot between the repost
  * cursor and the consumer still holds the WR this process wrote there, and
- * the kernel is done reading it. Receives of one RQ complete in ring order:
- * those are the last completed, in order. Reposting copies each to the
- * producer's slot (the same slot when the ring is kept full: no copy).
+ * the kernel is done reading it. An RQ or an SRQ is taken in ring order
+ * (an SRQ by whichever of its QPs receives next; their completions may
+ * reach the CQs in another order): those are the oldest taken, in order.
+ * Reposting copies each to the producer's slot (the same slot when the
+ * ring is kept full: no copy). *cursor is the ring's repost cursor.
  */
-INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
+INTF_INLINE int recv_repost(struct sroce_uring *r, uint32_t *cursor, bool locked, int num)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
-	struct sroce_uring *r = &qp->rq;
 	uint32_t size = r->mask + 1;
 	int err = 0;
 
 	if (locked)
 		sroce_spin_lock(&r->lock);
 	/* Slots a ring's length behind the producer were written again. */
-	if (r->idx - qp->intf.rq_repost > size)
-		qp->intf.rq_repost = r->idx - size;
+	if (r->idx - *cursor > size)
+		*cursor = r->idx - size;
 	/* Pairs with the kernel's store_release of the consumer index after it
 	 * copied the WQEs out (WQ-C1). */
 	r->peer = sroce_load_acquire(&r->hdr->consumer);
 	/* Taken WRs fit the ring: num <= peer - cursor <= size - (idx - peer). */
-	if (num < 0 || (uint32_t)num > r->peer - qp->intf.rq_repost) {
+	if (num < 0 || (uint32_t)num > r->peer - *cursor) {
 		err = EINVAL;
 	} else if (num) {
 		for (uint32_t i = 0; i < (uint32_t)num; i++, r->idx++) {
-			const void *src = sroce_ring_entry(r, qp->intf.rq_repost + i);
+			const void *src = sroce_ring_entry(r, *cursor + i);
 			void *dst = sroce_ring_entry(r, r->idx);
 
 			if (src != dst)
 				memcpy(dst, src, r->stride);
 		}
-		qp->intf.rq_repost += (uint32_t)num;
+		*cursor += (uint32_t)num;
 		sroce_wq_publish(r);
 	}
 	if (locked)
@@ -254,11 +254,11 @@ INTF_INLINE int recv_repost(struct ibv_qp *ibqp, bool locked, int num)
 	static int recv_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,       \
 			    uint64_t wr_id)                                                         \
 	{                                                                                          \
-		return recv_one(qp, L, addr, length, lkey, wr_id);                                 \
+		return recv_one(&to_sqp(qp)->rq, L, addr, length, lkey, wr_id);                                 \
 	}                                                                                          \
 	static int recv_repost_##S(struct ibv_qp *qp, int num)                                     \
 	{                                                                                          \
-		return recv_repost(qp, L, num);                                                    \
+		return recv_repost(&to_sqp(qp)->rq, &to_sqp(qp)->intf.rq_repost, L, num);                                                    \
 	}                                                                                          \
 	static int send_##S(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint32_t lkey,       \
 			    uint64_t wr_id)                                                         \
@@ -361,4 +361,29 @@ const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded, bool s
 	if (single_threaded)
 		return signaled ? &msg_ops_single_sig : &msg_ops_single_unsig;
 	return signaled ? &msg_ops_locked_sig : &msg_ops_locked_unsig;
+}
+
+/* The SRQ receive family (basic and XRC SRQs): the QP message family's
+ * recv and recv_repost on the SRQ's ring. */
+#define SRQ_FAMILY(L, S)                                                                           \
+	static int srq_recv_##S(struct ibv_srq *srq, uint64_t addr, uint32_t length, uint32_t lkey,  \
+				uint64_t wr_id)                                                     \
+	{                                                                                          \
+		return recv_one(&to_ssrq(srq)->ring, L, addr, length, lkey, wr_id);                \
+	}                                                                                          \
+	static int srq_recv_repost_##S(struct ibv_srq *srq, int num)                               \
+	{                                                                                          \
+		return recv_repost(&to_ssrq(srq)->ring, &to_ssrq(srq)->intf_repost, L, num);       \
+	}                                                                                          \
+	static const struct srocedv_srq_ops srq_ops_##S = {                                        \
+		.recv = srq_recv_##S,                                                              \
+		.recv_repost = srq_recv_repost_##S,                                                \
+	};
+
+SRQ_FAMILY(true, locked)
+SRQ_FAMILY(false, single)
+
+const struct srocedv_srq_ops *sroce_intf_srq_ops(bool single_threaded)
+{
+	return single_threaded ? &srq_ops_single : &srq_ops_locked;
 }

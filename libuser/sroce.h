@@ -152,6 +152,8 @@ struct sroce_srq {
 	struct sroce_uring ring;
 	uint32_t max_sge;
 	uint32_t srqn;
+	uint32_t intf_refs;        /* receive family tables held (intf.c): destroy is EBUSY */
+	uint32_t intf_repost;      /* the WQE recv_repost posts next (free-running) */
 };
 
 struct sroce_ah {
@@ -356,6 +358,7 @@ int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ib
  * of the object is held, else 0: destroy checks it first. */
 int sroce_intf_qp_busy(struct sroce_qp *qp);
 int sroce_intf_cq_busy(struct sroce_cq *cq);
+int sroce_intf_srq_busy(struct sroce_srq *srq);
 
 /* intf_qp.c, intf_cq.c: the specialised tables. */
 struct srocedv_qp_ops_rdma;
@@ -363,6 +366,7 @@ struct srocedv_qp_ops_msg;
 struct srocedv_cq_formatted_ops;
 const struct srocedv_qp_ops_rdma *sroce_intf_rdma_ops(bool single_threaded, bool signaled);
 const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded, bool signaled);
+const struct srocedv_srq_ops *sroce_intf_srq_ops(bool single_threaded);
 /* NULL for a format without SROCEDV_WC_BASE or with unknown bits. */
 const struct srocedv_cq_formatted_ops *sroce_intf_cq_ops(uint64_t format_mask, bool single_threaded);
 

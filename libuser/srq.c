@@ -32,6 +32,7 @@ static int sroce_srq_created(struct sroce_srq *srq, int cmd_fd, uint32_t max_sge
 	srq->srqn = resp->srqn;
 	srq->ring.idx = srq->ring.hdr->producer;
 	srq->ring.peer = srq->ring.hdr->consumer;
+	srq->intf_repost = srq->ring.idx;
 	sroce_spin_init(&srq->ring.lock);
 	return 0;
 }
@@ -144,8 +145,10 @@ int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 int sroce_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
-	int err = ibv_cmd_destroy_srq(ibsrq);
+	int err = sroce_intf_srq_busy(srq);
 
+	if (!err)
+		err = ibv_cmd_destroy_srq(ibsrq);
 	if (err)
 		return err;
 	sroce_ring_unmap(&srq->ring);

@@ -6,7 +6,8 @@
  * Two QPs of DEV, A sending to B. Every work request goes through a family
  * function of A's tables (RDMA and message families, every function the
  * type allows, pending bursts of 1..8 then flush), every receive through
- * B's recv and recv_repost, every completion through poll_formatted. The
+ * B's recv and recv_repost (of its QP, or with SROCE_FAMILIES_SRQ=1 of the
+ * SRQ it receives through), every completion through poll_formatted. The
  * CQ format changes every few hundred WRs, through all 32 formats. Checked:
  * every completion is successful and its fields match what was posted
  * (wr_id, byte_len, imm, the QP numbers, SL); every byte that arrived;
@@ -64,6 +65,11 @@ static struct side A, B;
 static const struct srocedv_qp_ops_rdma *rdma;
 static const struct srocedv_qp_ops_msg *msg, *rmsg;
 static struct ibv_ah *ah;
+/* SROCE_FAMILIES_SRQ=1: B receives through an SRQ and its family. B is its
+ * only QP, so completions come in post order and recv_repost on a count of
+ * them is safe (srocedv_srq_ops(3)). */
+static struct ibv_srq *srq;
+static const struct srocedv_srq_ops *rsrq;
 
 /* What a posted WR must come back as. */
 struct expect {
@@ -104,7 +110,7 @@ static int lands(const uint8_t *p, uint32_t len, uint64_t seed)
 	return 0;
 }
 
-static int make_side(struct side *s, size_t bytes)
+static int make_side(struct side *s, size_t bytes, struct ibv_srq *with_srq)
 {
 	struct ibv_cq_init_attr_ex ca = { .cqe = 1024, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 								      IBV_WC_EX_WITH_BYTE_LEN };
@@ -124,6 +130,9 @@ static int make_side(struct side *s, size_t bytes)
 	memset(s->buf, 0, bytes);
 	s->mr = ibv_reg_mr(pd, s->buf, bytes, a.qp_access_flags);
 	ia.send_cq = ia.recv_cq = ibv_cq_ex_to_cq(s->cq);
+	ia.srq = with_srq;
+	if (with_srq)
+		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
 	s->qp = ibv_create_qp(pd, &ia);
 	if (!s->mr || !s->qp)
 		return -1;
@@ -140,6 +149,17 @@ static void *query(void *obj, enum srocedv_intf_family fam, uint32_t family_flag
 	if (!t)
 		FAIL("srocedv_query_intf(family %d): %s", fam, strerror(errno));
 	return t;
+}
+
+/* B's receives, through its QP's message family or its SRQ's family. */
+static int b_recv(uint64_t addr, uint32_t length, uint32_t lkey, uint64_t wr_id)
+{
+	return rsrq ? rsrq->recv(srq, addr, length, lkey, wr_id) : rmsg->recv(B.qp, addr, length, lkey, wr_id);
+}
+
+static int b_repost(int n)
+{
+	return rsrq ? rsrq->recv_repost(srq, n) : rmsg->recv_repost(B.qp, n);
 }
 
 /* A new format on a CQ: release its table, set it, take the new table. */
@@ -265,7 +285,7 @@ static void drain(struct side *s, unsigned long want)
 		for (int i = 0; i < n; i++)
 			check_one(s, buf + 3 + (size_t)i * srocedv_wc_format_size(s->format));
 		if (s == &B && n) {
-			if (rmsg->recv_repost(B.qp, n))
+			if (b_repost(n))
 				FAIL("recv_repost(%d): %s", n, strerror(errno));
 			repost_count += (unsigned long)n;
 		}
@@ -374,17 +394,32 @@ int main(int argc, char **argv)
 	type = !strcmp(argv[2], "rc") ? IBV_QPT_RC : !strcmp(argv[2], "uc") ? IBV_QPT_UC : IBV_QPT_UD;
 	want = strtoul(argv[3], NULL, 0);
 	rng = strtoull(argv[4], NULL, 0) | 1;
-	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx) ||
-	    make_side(&A, SLOTS * SLOT) || make_side(&B, (SLOTS + RQ_DEPTH) * SLOT)) {
+	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx))
+		return 1;
+	if (getenv("SROCE_FAMILIES_SRQ") && !strcmp(getenv("SROCE_FAMILIES_SRQ"), "1")) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = RQ_DEPTH, .max_sge = 1 } };
+
+		srq = ibv_create_srq(pd, &sa);
+		if (!srq) {
+			fprintf(stderr, "ibv_create_srq: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	if (make_side(&A, SLOTS * SLOT, NULL) || make_side(&B, (SLOTS + RQ_DEPTH) * SLOT, srq)) {
 		fprintf(stderr, "setup failed: %s\n", strerror(errno));
 		return 1;
 	}
 	/* B's receives go in before RTR, through the family (INIT is enough). */
-	rmsg = query(B.qp, SROCEDV_INTF_QP_MSG, SROCEDV_QP_OPS_RECV);
-	if (!rmsg)
+	if (srq)
+		rsrq = query(srq, SROCEDV_INTF_SRQ_RECV, 0);
+	else
+		rmsg = query(B.qp, SROCEDV_INTF_QP_MSG, SROCEDV_QP_OPS_RECV);
+	if (!rmsg && !rsrq)
 		return 1;
+	if (srq && ibv_destroy_srq(srq) != EBUSY)
+		FAIL("ibv_destroy_srq with a table held: not EBUSY");
 	for (uint32_t i = 0; i < RQ_DEPTH; i++)
-		if (rmsg->recv(B.qp, (uintptr_t)B.buf + (SLOTS + i) * SLOT, SLOT, B.mr->lkey, i))
+		if (b_recv((uintptr_t)B.buf + (SLOTS + i) * SLOT, SLOT, B.mr->lkey, i))
 			FAIL("recv %u", i);
 	recv_count = RQ_DEPTH;
 	if (qp_to_rts(A.qp, B.qp->qp_num, &gid, gid_idx, 4, 14) || qp_to_rts(B.qp, A.qp->qp_num, &gid, gid_idx, 4, 14)) {
@@ -445,7 +480,7 @@ int main(int argc, char **argv)
 	for (int f = 0; f < F_COUNT; f++)
 		if (allowed((enum fn)f))
 			printf("  %s: %lu\n", fn_name[f], fn_count[f]);
-	printf("  recv: %lu, recv_repost: %lu\n", recv_count, repost_count);
+	printf("  recv: %lu, recv_repost: %lu%s\n", recv_count, repost_count, srq ? " (SRQ family)" : "");
 	{
 		int formats = 0;
 
@@ -458,9 +493,9 @@ int main(int argc, char **argv)
 	if (rdma)
 		srocedv_release_intf(ctx, (void *)rdma);
 	srocedv_release_intf(ctx, (void *)msg);
-	srocedv_release_intf(ctx, (void *)rmsg);
+	srocedv_release_intf(ctx, (void *)(rsrq ? (const void *)rsrq : (const void *)rmsg));
 	if (ibv_destroy_qp(A.qp) || ibv_destroy_qp(B.qp) || ibv_destroy_cq(ibv_cq_ex_to_cq(A.cq)) ||
-	    ibv_destroy_cq(ibv_cq_ex_to_cq(B.cq)))
+	    ibv_destroy_cq(ibv_cq_ex_to_cq(B.cq)) || (srq && ibv_destroy_srq(srq)))
 		FAIL("destroy after release");
 	if (failures || (per_function ? fewest() : posted) < want)
 		return 1;

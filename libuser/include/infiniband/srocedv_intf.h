@@ -31,6 +31,7 @@ enum srocedv_intf_family {
 	SROCEDV_INTF_QP_RDMA = 1,      /* struct srocedv_qp_ops_rdma; obj: struct ibv_qp * */
 	SROCEDV_INTF_QP_MSG = 2,       /* struct srocedv_qp_ops_msg; obj: struct ibv_qp * */
 	SROCEDV_INTF_CQ_FORMATTED = 3, /* struct srocedv_cq_formatted_ops; obj: struct ibv_cq * */
+	SROCEDV_INTF_SRQ_RECV = 4,     /* struct srocedv_srq_ops; obj: struct ibv_srq * (basic or XRC) */
 };
 #define SROCEDV_INTF_VERSION 1       /* the only version of each family */
 
@@ -61,9 +62,9 @@ struct srocedv_query_intf_params {
 	uint32_t flags;              /* enum srocedv_intf_flags */
 	enum srocedv_intf_family intf;
 	int intf_version;            /* SROCEDV_INTF_VERSION */
-	void *obj;                   /* the QP or CQ, as the family says */
+	void *obj;                   /* the QP, CQ or SRQ, as the family says */
 	void *family_params;         /* none defined: NULL */
-	uint32_t family_flags;       /* enum srocedv_qp_family_flags; CQ: 0 */
+	uint32_t family_flags;       /* enum srocedv_qp_family_flags; CQ, SRQ: 0 */
 };
 
 /*
@@ -73,11 +74,13 @@ struct srocedv_query_intf_params {
  * flags, a group the QP's type or queues cannot take (READ on UC or UD,
  * SENDTO on RC or UC, SEND on UD, RECV with an SRQ, a send group on an XRC
  * target), an object in the wrong state (send groups before RTS, RECV in
- * RESET), a formatted CQ with no format set; EBUSY when the QP holds tables
+ * RESET), a formatted CQ with no format set, an SRQ with no scatter entry;
+ * EBUSY when the QP holds tables
  * of this family with other FENCE or SOLICITED flags (signalling and
  * locking are each table's own: signalled and unsignalled tables of one
  * QP may be held at once). Release it with srocedv_release_intf;
- * while any is held, ibv_destroy_qp/ibv_destroy_cq fail with EBUSY.
+ * while any is held, ibv_destroy_qp, ibv_destroy_cq and ibv_destroy_srq
+ * fail with EBUSY.
  */
 void *srocedv_query_intf(struct ibv_context *context, struct srocedv_query_intf_params *params);
 /* 0, or EINVAL for a NULL or unknown table (released already, or not from
@@ -128,6 +131,22 @@ struct srocedv_qp_ops_msg {
 			    uint64_t wr_id);
 	int (*send_inline_pending)(struct ibv_qp *qp, uint64_t addr, uint32_t length, uint64_t wr_id);
 	int (*flush)(struct ibv_qp *qp);
+};
+
+/*
+ * The SRQ receive family (beyond the seed's list, which names SRQs only as
+ * objects): the message family's recv and recv_repost on a shared receive
+ * queue. An SRQ is taken in post order, whichever of its QPs receives, so
+ * recv_repost posts again the num oldest WRs taken and not reposted yet.
+ * With several QPs receiving, completions can come out of post order (a
+ * message of many packets, two QPs on two CPUs): the caller must be done
+ * with all num in post order (srocedv_srq_ops(3)). Returns as the QP
+ * families do: 0, ENOMEM when the SRQ is full, EINVAL when recv_repost has
+ * fewer taken buffers than asked for.
+ */
+struct srocedv_srq_ops {
+	int (*recv)(struct ibv_srq *srq, uint64_t addr, uint32_t length, uint32_t lkey, uint64_t wr_id);
+	int (*recv_repost)(struct ibv_srq *srq, int num);
 };
 
 /*

@@ -46,6 +46,74 @@ static inline void *query(void *obj, enum srocedv_intf_family fam, uint32_t flag
 }
 
 
+/*
+ * recv and recv_repost of one receive ring (an RQ or an SRQ, through
+ * `recv` and `repost`, which call the table `ops` on `obj`) against a
+ * model, the list of WRs posted in order: recv fills the ring, never more;
+ * the kernel (the test) takes some; recv_repost posts again exactly the WRs
+ * taken, oldest first, never one not taken, never a slot overwritten since.
+ */
+static inline void recv_repost_model(struct sroce_uring *r, void *obj, const void *ops,
+				     int (*recv)(void *obj, const void *ops, uint64_t addr, uint32_t length,
+						 uint32_t lkey, uint64_t wr_id),
+				     int (*repost)(void *obj, const void *ops, int num))
+{
+	static uint64_t model[1 << 16];     /* wr_id of each posted WQE, by index */
+	static uint64_t addr_of[1 << 16];
+	uint32_t size = r->mask + 1, cursor = r->idx;
+	const uint32_t start = r->idx;
+
+	for (int step = 0; step < 20000 && r->idx - start < (1u << 16) - 2 * size; step++) {
+		uint32_t idx = r->idx, posted = idx - r->hdr->consumer;
+
+		switch (rnd() % 3) {
+		case 0: { /* a new buffer */
+			uint64_t a = rnd();
+			int err = recv(obj, ops, a, 256, 7, idx);
+
+			CHECK(err == (posted < size ? 0 : ENOMEM));
+			if (!err) {
+				const struct sroce_wqe *w = sroce_ring_entry(r, idx);
+
+				model[idx & 0xffff] = idx;
+				addr_of[idx & 0xffff] = a;
+				CHECK(w->num_sge == 1 && w->opcode == SROCE_WQE_RECV);
+			}
+			break;
+		}
+		case 1: /* the kernel takes some: copies them out, then moves the consumer */
+			__atomic_store_n(&r->hdr->consumer, r->hdr->consumer + (uint32_t)(rnd() % (posted + 1)),
+					 __ATOMIC_RELEASE);
+			break;
+		default: { /* repost some, sometimes too many */
+			uint32_t lo = idx - cursor > size ? idx - size : cursor; /* older ones were overwritten */
+			uint32_t taken = r->hdr->consumer - lo;
+			uint32_t n = (uint32_t)(rnd() % (taken + 2));
+			int err = repost(obj, ops, (int)n);
+
+			if (n > taken) {
+				CHECK(err == EINVAL && r->idx == idx);
+				break;
+			}
+			CHECK(err == 0 && r->idx == idx + n);
+			for (uint32_t i = 0; i < n; i++) {
+				const struct sroce_wqe *w = sroce_ring_entry(r, idx + i);
+				const struct sroce_sge *s = (const void *)(w + 1);
+
+				model[(idx + i) & 0xffff] = model[(lo + i) & 0xffff];
+				addr_of[(idx + i) & 0xffff] = addr_of[(lo + i) & 0xffff];
+				CHECK(w->wr_id == model[(lo + i) & 0xffff] && s->addr == addr_of[(lo + i) & 0xffff] &&
+				      s->length == 256);
+			}
+			cursor = lo + n;
+			break;
+		}
+		}
+		CHECK(r->hdr->producer == r->idx);
+	}
+	CHECK(repost(obj, ops, -1) == EINVAL);
+}
+
 /* SQ slot idx of a fake QP. */
 static inline const uint8_t *slot(struct fake_qp *f, uint32_t idx)
 {

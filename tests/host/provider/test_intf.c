@@ -281,25 +281,20 @@ static void test_pending_and_doorbells(void)
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
 }
 
-/* The kernel takes `n` receive WQEs (it copies them out, then moves the
- * consumer). */
-static void take_recvs(struct fake_qp_rq *q, uint32_t n)
+static int qp_recv(void *obj, const void *ops, uint64_t addr, uint32_t length, uint32_t lkey, uint64_t wr_id)
 {
-	__atomic_store_n(&q->rq_hdr.consumer, q->rq_hdr.consumer + n, __ATOMIC_RELEASE);
+	return ((const struct srocedv_qp_ops_msg *)ops)->recv(obj, addr, length, lkey, wr_id);
 }
 
-static const struct sroce_wqe *rq_slot(struct fake_qp_rq *q, uint32_t idx)
+static int qp_repost(void *obj, const void *ops, int num)
 {
-	return (const void *)(q->rq_entries + (size_t)(idx & q->f.qp.rq.mask) * STRIDE);
+	return ((const struct srocedv_qp_ops_msg *)ops)->recv_repost(obj, num);
 }
 
-/* recv and recv_repost against a model: the list of WRs posted, in order. */
+/* recv and recv_repost of a QP against the model (intf_fixture.h). */
 static void test_recv_repost(void)
 {
 	static struct fake_qp_rq q;
-	static uint64_t model[1 << 16];     /* wr_id of each posted WQE, by index */
-	static uint64_t addr_of[1 << 16];
-	uint32_t size = 1u << LOG_ENTRIES, cursor = 0;
 	const struct srocedv_qp_ops_msg *msg;
 
 	qp_init(&q, IBV_QPT_UD);
@@ -308,51 +303,7 @@ static void test_recv_repost(void)
 	CHECK(msg && msg->recv && msg->recv_repost && !msg->sendto && !msg->send);
 	if (!msg)
 		return;
-	for (int step = 0; step < 20000 && q.f.qp.rq.idx < (1u << 16) - 2 * size; step++) {
-		uint32_t idx = q.f.qp.rq.idx, posted = idx - q.rq_hdr.consumer;
-
-		switch (rnd() % 3) {
-		case 0: { /* a new buffer */
-			uint64_t a = rnd();
-			int err = msg->recv(ibqp_of(&q), a, 256, 7, idx);
-
-			CHECK(err == (posted < size ? 0 : ENOMEM));
-			if (!err) {
-				model[idx] = idx;
-				addr_of[idx] = a;
-				CHECK(rq_slot(&q, idx)->num_sge == 1 && rq_slot(&q, idx)->opcode == SROCE_WQE_RECV);
-			}
-			break;
-		}
-		case 1: /* the kernel takes some */
-			take_recvs(&q, (uint32_t)(rnd() % (posted + 1)));
-			break;
-		default: { /* repost some, sometimes too many */
-			uint32_t lo = idx - cursor > size ? idx - size : cursor; /* older ones were overwritten */
-			uint32_t taken = q.rq_hdr.consumer - lo;
-			uint32_t n = (uint32_t)(rnd() % (taken + 2));
-			int err = msg->recv_repost(ibqp_of(&q), (int)n);
-
-			if (n > taken) {
-				CHECK(err == EINVAL && q.f.qp.rq.idx == idx);
-				break;
-			}
-			CHECK(err == 0 && q.f.qp.rq.idx == idx + n);
-			for (uint32_t i = 0; i < n; i++) {
-				const struct sroce_wqe *w = rq_slot(&q, idx + i);
-				const struct sroce_sge *s = (const void *)(w + 1);
-
-				model[idx + i] = model[lo + i];
-				addr_of[idx + i] = addr_of[lo + i];
-				CHECK(w->wr_id == model[lo + i] && s->addr == addr_of[lo + i] && s->length == 256);
-			}
-			cursor = lo + n;
-			break;
-		}
-		}
-		CHECK(q.rq_hdr.producer == q.f.qp.rq.idx);
-	}
-	CHECK(msg->recv_repost(ibqp_of(&q), -1) == EINVAL);
+	recv_repost_model(&q.f.qp.rq, ibqp_of(&q), msg, qp_recv, qp_repost);
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
 }
 

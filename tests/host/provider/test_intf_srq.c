@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_intf_srq.c - the SRQ receive family (srocedv_srq_ops, libuser/intf.c
+ * and intf_qp.c) on an SRQ ring in this process's memory: the test plays
+ * the kernel.
+ *
+ * 1. recv writes the WQE ibv_post_srq_recv writes, byte for byte.
+ * 2. recv and recv_repost against the model of intf_fixture.h, in the
+ *    locked and the single-threaded table, on a basic and an XRC SRQ.
+ * 3. The query's checks: family flags, another context, an SRQ without a
+ *    scatter entry, version; ibv_destroy_srq is EBUSY while a table is
+ *    held, and no longer once it is released.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intf_fixture.h"
+
+struct fake_srq {
+	struct sroce_srq srq;
+	struct sroce_ring_header hdr;
+	uint8_t entries[STRIDE << LOG_ENTRIES];
+};
+
+static void srq_init(struct fake_srq *f, enum ibv_srq_type type)
+{
+	memset(f, 0, sizeof(*f));
+	sctx.ctx_page = &ctx_page;
+	f->srq.vsrq.srq.context = &sctx.vctx.context;
+	f->srq.vsrq.srq_type = type;
+	f->srq.ring.map = f->entries;
+	f->srq.ring.hdr = &f->hdr;
+	f->srq.ring.entries = f->entries;
+	f->srq.ring.mask = (1u << LOG_ENTRIES) - 1;
+	f->srq.ring.stride = STRIDE;
+	f->srq.max_sge = MAX_SGE;
+	sroce_spin_init(&f->srq.ring.lock);
+}
+
+static struct ibv_srq *ibsrq_of(struct fake_srq *f)
+{
+	return &f->srq.vsrq.srq;
+}
+
+static int srq_recv(void *obj, const void *ops, uint64_t addr, uint32_t length, uint32_t lkey, uint64_t wr_id)
+{
+	return ((const struct srocedv_srq_ops *)ops)->recv(obj, addr, length, lkey, wr_id);
+}
+
+static int srq_repost(void *obj, const void *ops, int num)
+{
+	return ((const struct srocedv_srq_ops *)ops)->recv_repost(obj, num);
+}
+
+/* 1: the family's WQE is ibv_post_srq_recv's. */
+static void test_same_wqe(void)
+{
+	static struct fake_srq a, b;
+	const struct srocedv_srq_ops *ops;
+
+	srq_init(&a, IBV_SRQT_BASIC);
+	srq_init(&b, IBV_SRQT_BASIC);
+	ops = query(ibsrq_of(&a), SROCEDV_INTF_SRQ_RECV, 0, 0);
+	CHECK(ops && ops->recv && ops->recv_repost);
+	if (!ops)
+		return;
+	for (uint32_t i = 0; i < 3u << LOG_ENTRIES; i++) {
+		uint64_t addr = rnd(), wr_id = rnd();
+		uint32_t len = (uint32_t)rnd(), lkey = (uint32_t)rnd();
+		struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
+		struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+
+		CHECK(ops->recv(ibsrq_of(&a), addr, len, lkey, wr_id) == 0);
+		CHECK(sroce_post_srq_recv(ibsrq_of(&b), &wr, &bad) == 0);
+		CHECK(memcmp(sroce_ring_entry(&a.srq.ring, i), sroce_ring_entry(&b.srq.ring, i), STRIDE) == 0);
+		CHECK(a.hdr.producer == b.hdr.producer && a.hdr.producer == i + 1);
+		a.hdr.consumer = b.hdr.consumer = i + 1; /* the kernel takes each */
+	}
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
+}
+
+/* 2: the repost model, per table and SRQ type. */
+static void test_recv_repost(enum ibv_srq_type type, uint32_t flags)
+{
+	static struct fake_srq f;
+	const struct srocedv_srq_ops *ops;
+
+	srq_init(&f, type);
+	/* Start where a ring that has wrapped would be. */
+	f.srq.ring.idx = f.hdr.producer = f.hdr.consumer = f.srq.intf_repost = 0xfffff000u;
+	f.srq.ring.peer = f.hdr.consumer;
+	ops = query(ibsrq_of(&f), SROCEDV_INTF_SRQ_RECV, flags, 0);
+	CHECK(ops != NULL);
+	if (!ops)
+		return;
+	recv_repost_model(&f.srq.ring, ibsrq_of(&f), ops, srq_recv, srq_repost);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
+}
+
+/* 3: what the query refuses; destroy while held. */
+static void test_query_checks(void)
+{
+	static struct fake_srq f;
+	struct ibv_context other = { .device = (struct ibv_device *)&other };
+	const struct srocedv_srq_ops *ops, *ops2;
+
+	srq_init(&f, IBV_SRQT_BASIC);
+	CHECK(query(ibsrq_of(&f), SROCEDV_INTF_SRQ_RECV, 0, SROCEDV_QP_OPS_RECV) == NULL && errno == EINVAL);
+	CHECK(query(ibsrq_of(&f), SROCEDV_INTF_SRQ_RECV, 1u << 5, 0) == NULL && errno == EINVAL);
+	{
+		struct srocedv_query_intf_params p = { .intf = SROCEDV_INTF_SRQ_RECV, .intf_version = 2,
+						       .obj = ibsrq_of(&f) };
+
+		CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EOPNOTSUPP);
+		p.intf = SROCEDV_INTF_SRQ_RECV + 1;
+		p.intf_version = SROCEDV_INTF_VERSION;
+		CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EOPNOTSUPP);
+	}
+	ibsrq_of(&f)->context = &other;
+	CHECK(query(ibsrq_of(&f), SROCEDV_INTF_SRQ_RECV, 0, 0) == NULL && errno == EINVAL);
+	ibsrq_of(&f)->context = &sctx.vctx.context;
+	f.srq.max_sge = 0;
+	CHECK(query(ibsrq_of(&f), SROCEDV_INTF_SRQ_RECV, 0, 0) == NULL && errno == EINVAL);
+	f.srq.max_sge = MAX_SGE;
+	CHECK(f.srq.intf_refs == 0);
+
+	ops = query(ibsrq_of(&f), SROCEDV_INTF_SRQ_RECV, 0, 0);
+	ops2 = query(ibsrq_of(&f), SROCEDV_INTF_SRQ_RECV, SROCEDV_INTF_FLAG_SINGLE_THREADED, 0);
+	CHECK(ops && ops2 && ops != ops2 && f.srq.intf_refs == 2);
+	CHECK(sroce_destroy_srq(ibsrq_of(&f)) == EBUSY);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
+	CHECK(sroce_destroy_srq(ibsrq_of(&f)) == EBUSY);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops2) == 0);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops2) == EINVAL);
+	/* Released: destroy's check passes (its command needs a device). */
+	CHECK(f.srq.intf_refs == 0 && sroce_intf_srq_busy(&f.srq) == 0);
+}
+
+int main(void)
+{
+	test_same_wqe();
+	test_recv_repost(IBV_SRQT_BASIC, 0);
+	test_recv_repost(IBV_SRQT_BASIC, SROCEDV_INTF_FLAG_SINGLE_THREADED);
+	test_recv_repost(IBV_SRQT_XRC, 0);
+	test_query_checks();
+	printf("provider intf_srq: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
