@@ -24,7 +24,7 @@ apt-get install -y -qq --no-install-recommends \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libpcap-dev catch2 tshark iproute2 \
 	clang libclang-rt-14-dev python3 strace gnuplot-nox zlib1g-dev man-db groff-base \
 	binutils nvme-cli fio nfs-kernel-server valgrind debhelper dh-dkms dkms lintian \
-	ucx-utils openmpi-bin libopenmpi-dev libfabric-bin >/dev/null
+	ucx-utils openmpi-bin libopenmpi-dev libfabric-bin systemd >/dev/null
 cache="$top/.cache/kernel/$kver"
 if [ ! -e "$cache/boot/vmlinuz-$kver" ]; then
 	mkdir -p "$cache" "$top/.cache/deb"

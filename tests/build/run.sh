@@ -193,6 +193,26 @@ t "make uninstall from DESTDIR leaves no file" 0 sh -c \
 	"make -C '$top' --no-print-directory uninstall DESTDIR='$root' KVER='$kver' >/dev/null && test -z \"\$(find '$root' ! -type d)\""
 rm -rf "$root"
 
+# sroce-utils' systemd unit, as systemd reads it (offline), with sroce-dump's
+# man page where man finds it: its commands must exist here (2026-11-28 it
+# named /sbin/rdma, which Debian 12's iproute2 does not have).
+unit_verify() { # unit_verify UNIT_FILE
+	local d rc
+	d=$(mktemp -d)
+	mkdir -p "$d/man/man8"
+	cp "$1" "$d/" && cp "$top/libuser/dump/sroce-dump.8" "$d/man/man8/"
+	MANPATH=$d/man systemd-analyze verify "$d/sroce-link@eth0.service"
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+# (systemd-analyze: scripts/setup.sh installs systemd.)
+t "sroce-link@.service verifies (systemd-analyze verify)" 0 unit_verify "$top/scripts/pkg/debian/sroce-link@.service"
+t "... and a unit naming a missing command does not" "not executable" \
+	bash -c "$(declare -f unit_verify); top='$top'; mkdir -p /tmp/unit-bad &&
+		sed 's|^ExecStart=rdma|ExecStart=/sbin/no-such-rdma|' '$top/scripts/pkg/debian/sroce-link@.service' \
+		>/tmp/unit-bad/sroce-link@.service && unit_verify /tmp/unit-bad/sroce-link@.service"
+
 # Two VM suites at once would share build/vm/last-test-run: the second
 # refuses before it boots anything.
 mkdir -p "$top/build/vm"

@@ -5,7 +5,8 @@
 # sroce.ko for the running kernel in the postinst (minutes under TCG);
 # modprobe loads that module; `rdma link add` and ibv_rc_pingpong --chk
 # between two namespaces over it and the packaged provider; sroce-dump's
-# man page; then `dpkg -r` of all four leaves only their conffile
+# man page; the systemd unit sroce-link@.service verified and its commands
+# run; then `dpkg -r` of all four leaves only their conffile
 # (sroce.driver, as dpkg keeps every package's), and `dpkg --purge` exactly
 # the files there were before the install. Needs build/deb (make deb).
 # vm-timeout: 5400
@@ -56,6 +57,20 @@ check "rdma link add in two namespaces" sroce_on_hosts 8
 port=23000
 host_pp "ibv_rc_pingpong --chk over the packages" ibv_rc_pingpong -n 200 -s 4096
 end_two_hosts
+# The systemd unit of sroce-utils (the guest's init is not systemd: the unit
+# is verified offline, then its commands run as systemd would run them for
+# the instance veth9; 2026-11-28 it named /sbin/rdma, which Debian 12's
+# iproute2 does not have).
+unit=/lib/systemd/system/sroce-link@.service
+ip link add veth9 type veth peer name veth9p
+ip link set veth9 up
+check "sroce-link@.service is installed and verifies (systemd-analyze verify)" \
+	sh -c "systemd-analyze verify ${unit%@.service}@veth9.service >/tmp/verify.out 2>&1"
+sed 's/^/  /' /tmp/verify.out | head -5
+unit_cmd() { sed -n "s/^$1=//p" "$unit" | sed 's/%i/veth9/g'; }
+check "its ExecStart adds sroce_veth9 on veth9" sh -c "$(unit_cmd ExecStart) && rdma link show sroce_veth9/1 | grep -q 'netdev veth9'"
+check "its ExecStop removes it" sh -c "$(unit_cmd ExecStop) && ! rdma link show sroce_veth9/1 2>/dev/null"
+ip link del veth9
 # dpkg -r keeps conffiles, as for every package (ibverbs-providers' .driver
 # files too): exactly libsroce1's /etc/libibverbs.d/sroce.driver may stay,
 # and dpkg --purge takes it.
