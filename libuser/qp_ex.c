@@ -323,10 +323,9 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t rem
 static void wr_set_sge(struct ibv_qp_ex *ex, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	struct sroce_wqe *wqe = batch_cur_data(ex);
-	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
 
 	if (wqe)
-		batch_check(ex, sroce_wqe_set_sges(ex_to_sqp(ex), wqe, &sge, 1));
+		batch_check(ex, sroce_wqe_set_sge(ex_to_sqp(ex), wqe, addr, length, lkey));
 }
 
 static void wr_set_sge_list(struct ibv_qp_ex *ex, size_t num_sge, const struct ibv_sge *sg_list)

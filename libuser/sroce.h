@@ -303,6 +303,19 @@ int sroce_query_rt_values(struct ibv_context *ibctx, struct ibv_values_ex *value
  * The caller advances sq.idx once the WQE is complete. */
 struct sroce_wqe *sroce_sq_claim(struct sroce_qp *qp, uint64_t wr_id, uint8_t opcode,
 				 unsigned int send_flags);
+/* One gather entry, replacing a gather list or inline data set before
+ * (ibv_wr_set_sge); EINVAL on a QP without send gather entries. */
+static inline int sroce_wqe_set_sge(const struct sroce_qp *qp, struct sroce_wqe *wqe, uint64_t addr,
+				    uint32_t length, uint32_t lkey)
+{
+	if (!qp->max_send_sge)
+		return EINVAL;
+	wqe->flags &= (uint16_t)~SROCE_WQE_INLINE;
+	wqe->inline_len = 0;
+	wqe->num_sge = 1;
+	*(struct sroce_sge *)(wqe + 1) = (struct sroce_sge){ .addr = addr, .length = length, .lkey = lkey };
+	return 0;
+}
 /* The WQE's gather list; EINVAL above the QP's max_send_sge. */
 int sroce_wqe_set_sges(const struct sroce_qp *qp, struct sroce_wqe *wqe,
 		       const struct ibv_sge *sg_list, size_t num_sge);
