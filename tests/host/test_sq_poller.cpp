@@ -50,8 +50,19 @@ TEST_CASE("SQ poller: bursts and idle gaps around sq_idle_us lose and delay no W
 		max_ns = std::max(max_ns, now_ns() - t0);
 		// Gaps from 0 to 3x the idle time: the poller keeps polling,
 		// is mid-decision, or sleeps when the next burst comes.
-		// Every 16th gap is 4x the idle time: the poller surely sleeps.
-		spin_for_ns(c % 16 == 15 ? 4 * idle_us * 1000 : rng() % (3 * idle_us * 1000));
+		// Every 16th gap lasts until the poller sleeps (at least 4x the
+		// idle time, at most 50 ms): a fixed gap was not enough on a
+		// loaded machine, where the poller thread may not run in it
+		// (2026-11-28, beside a debug-kernel VM: 0 sleeps in 1M cycles).
+		if (c % 16 == 15) {
+			const uint64_t until = now_ns() + 50000000ull;
+
+			spin_for_ns(4 * idle_us * 1000);
+			while (!poller.asleep() && now_ns() < until)
+				std::this_thread::yield();
+		} else {
+			spin_for_ns(rng() % (3 * idle_us * 1000));
+		}
 	}
 	auto st = poller.stats();
 	std::printf("sq_poller stress: %llu cycles, %u WRs, %llu doorbells, %llu poller drains, %llu sleeps, "
