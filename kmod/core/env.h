@@ -120,8 +120,11 @@ void sroce_env_path_put(struct sroce_env_path *path);
 struct sroce_env_pkt *sroce_env_pkt_alloc(struct sroce_env_path *path, unsigned int len,
 					  unsigned char **data);
 void sroce_env_pkt_free(struct sroce_env_pkt *pkt);
-/* Hands pkt to the batch for transmission on path when the batch is
- * flushed. Consumes pkt and takes its own route reference. */
+/* Hands pkt over for transmission on path, no later than when the batch is
+ * flushed. Consumes pkt and takes its own route reference. The packets of
+ * one path leave in the order they were handed over, whichever batches
+ * they went on: a batch may also send what another handed over, so a
+ * QP's packets never pass each other between two contexts' flushes. */
 void sroce_env_pkt_send(struct sroce_env_batch *b, struct sroce_env_path *path,
 			struct sroce_env_pkt *pkt);
 /* A received packet: its length and its linear head (at least the first

@@ -23,7 +23,7 @@
 void sroce_batch_init(struct sroce_env_batch *b)
 	__acquires(RCU)
 {
-	__skb_queue_head_init(&b->pkts);
+	b->paths = NULL;
 	b->nevents = 0;
 	rcu_read_lock();
 }
@@ -114,9 +114,8 @@ void sroce_batch_flush(struct sroce_dev *sdev, struct sroce_env_batch *b)
 	unsigned int i;
 
 	/* Packets first: the peer's progress need not wait for our
-	 * consumers' handlers. */
-	if (!skb_queue_empty(&b->pkts))
-		sroce_pkts_xmit(sdev, &b->pkts);
+	 * consumers' handlers. In each path's order (path.c). */
+	sroce_path_tx_flush(sdev, b);
 	for (i = 0; i < b->nevents; i++)
 		sroce_raise(&b->events[i]);
 	b->nevents = 0;

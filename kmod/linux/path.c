@@ -37,6 +37,12 @@ struct sroce_env_path {
 	spinlock_t lock;              /* dst, cookie */
 	struct dst_entry *dst;        /* one reference, NULL after it went stale */
 	u32 cookie;                   /* IPv6 route validity (dst_check) */
+	/* Transmit order (below): the packets the core handed over, in its
+	 * order; the batch that sends them (cmpxchg, NULL: none), and the
+	 * link in that batch's list. */
+	struct sk_buff_head txq;
+	struct sroce_env_batch *tx_owner;
+	struct sroce_env_path *tx_next;
 };
 
 struct sroce_dev *sroce_path_dev(const struct sroce_env_path *path)
@@ -59,6 +65,9 @@ static void sroce_path_release(struct kref *ref)
 {
 	struct sroce_env_path *p = container_of(ref, struct sroce_env_path, ref);
 
+	/* Every queued packet and every batch owning it holds a reference. */
+	WARN_ON_ONCE(!skb_queue_empty(&p->txq) || p->tx_owner);
+	skb_queue_purge(&p->txq);
 	dst_release(p->dst);
 	netdev_put(p->ndev, &p->ndev_tracker);
 	atomic_long_dec(&p->sdev->counts.paths);
@@ -70,6 +79,52 @@ void sroce_env_path_put(struct sroce_env_path *path)
 {
 	if (path)
 		kref_put(&path->ref, sroce_path_release);
+}
+
+/*
+ * Transmit order. The core hands packets over under its QP lock, in the
+ * QP's order, but the batches they go on are flushed after the lock is
+ * dropped, by whichever context made them: a doorbell, the SQ poller, a
+ * received ACK, a timer. Two batches of one QP flushed at once would
+ * interleave on the wire (the debug kernel showed UC and UD messages
+ * landing in each other's receive buffers, 2026-11-28). So a packet goes
+ * on its path's queue, and one batch at a time owns the path and sends
+ * the whole queue: its own packets and those of any batch that queued
+ * behind it. The owner gives the path up after sending, then looks again:
+ * a packet queued meanwhile by a batch that saw it still owning is sent
+ * by it, or by the batch that takes the path over.
+ */
+void sroce_path_tx_queue(struct sroce_env_path *path, struct sk_buff *skb, struct sroce_env_batch *b)
+{
+	skb_queue_tail(&path->txq, skb);
+	/* Full barrier (cmpxchg) after the queueing: pairs with the owner's
+	 * xchg before it looks at the queue again. */
+	if (READ_ONCE(path->tx_owner) == b || cmpxchg(&path->tx_owner, NULL, b))
+		return;
+	path->tx_next = b->paths;
+	b->paths = sroce_path_get(path);
+}
+
+void sroce_path_tx_flush(struct sroce_dev *sdev, struct sroce_env_batch *b)
+{
+	struct sroce_env_path *p;
+	struct sk_buff_head q;
+	unsigned long flags;
+
+	__skb_queue_head_init(&q);
+	while ((p = b->paths)) {
+		b->paths = p->tx_next;
+		do {
+			spin_lock_irqsave(&p->txq.lock, flags);
+			skb_queue_splice_tail_init(&p->txq, &q);
+			spin_unlock_irqrestore(&p->txq.lock, flags);
+			sroce_pkts_xmit(sdev, &q);
+			/* Given up after sending, so nobody sends a later
+			 * packet of the path before these. */
+			xchg(&p->tx_owner, NULL);
+		} while (!skb_queue_empty_lockless(&p->txq) && !cmpxchg(&p->tx_owner, NULL, b));
+		sroce_env_path_put(p);
+	}
 }
 
 static struct dst_entry *sroce_route4(struct sroce_env_path *p, struct net *net)
@@ -189,6 +244,7 @@ struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rd
 	p = kzalloc(sizeof(*p), GFP_ATOMIC);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
+	skb_queue_head_init(&p->txq);
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
 	if (IS_ERR(ndev)) {

@@ -91,7 +91,7 @@ void sroce_env_pkt_send(struct sroce_env_batch *b, struct sroce_env_path *path,
 		return;
 	}
 	sroce_skb_cb(skb)->path = sroce_path_get(path);
-	__skb_queue_tail(&b->pkts, skb);
+	sroce_path_tx_queue(path, skb, b);
 }
 
 const unsigned char *sroce_env_pkt_head(const struct sroce_env_pkt *pkt, unsigned int *linear,

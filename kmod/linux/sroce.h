@@ -398,7 +398,9 @@ struct sroce_batch_event {
 };
 
 struct sroce_env_batch {
-	struct sk_buff_head pkts; /* in order; each skb holds a path reference (skb->cb) */
+	/* The paths this batch sends at its flush (path.c, "Transmit order"),
+	 * linked through the path, each with a reference. */
+	struct sroce_env_path *paths;
 	unsigned int nevents;
 	struct sroce_batch_event events[SROCE_BATCH_EVENTS]; /* distinct entries */
 };
@@ -423,13 +425,19 @@ static inline struct sroce_skb_cb *sroce_skb_cb(struct sk_buff *skb)
 
 /* Takes over a received skb whose data starts at the IP header. */
 struct sroce_env_pkt *sroce_pkt_from_rx(struct sroce_dev *sdev, struct sk_buff *skb);
-/* Sends a batch's packets, in order (flush). */
+/* Sends packets, in order. */
 void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts);
 
 /* path.c */
 struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
 					 struct sroce_core_path_info *info, bool sleepable);
 struct sroce_env_path *sroce_path_get(struct sroce_env_path *path);
+/* Transmit order: queues skb (which holds a path reference) on its path
+ * and makes b send the path's queue at its flush, unless another batch
+ * already will. */
+void sroce_path_tx_queue(struct sroce_env_path *path, struct sk_buff *skb, struct sroce_env_batch *b);
+/* At b's flush: sends the queues of the paths b owns, in order. */
+void sroce_path_tx_flush(struct sroce_dev *sdev, struct sroce_env_batch *b);
 struct sroce_dev *sroce_path_dev(const struct sroce_env_path *path);
 struct net_device *sroce_path_netdev(const struct sroce_env_path *path);
 /* A held, valid route of the path (re-resolved when the cached one is
