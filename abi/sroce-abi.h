@@ -256,7 +256,23 @@ enum sroce_cqe_flags {
 	SROCE_CQE_MP_MORE_IN_MSG = 1 << 3, /* MP-WR: more packets of this message */
 	SROCE_CQE_MP_CONSUMED = 1 << 4,    /* MP-WR: the buffer is released */
 	SROCE_CQE_WITH_HASH = 1 << 5,      /* RSS: hash_value/hash_type valid */
+	SROCE_CQE_MP_INCOMPLETE = 1 << 6,  /* MP-WR: the message ended unfinished */
 };
+
+/* Multi-packet receive (seed 000; Documentation/mp-wr.md). A queue created
+ * with a buffer size and a packet alignment takes receive WQEs of exactly
+ * that many bytes; every packet goes to the next alignment boundary of the
+ * current WQE's buffer and completes on its own, with mp_offset. A WQE is
+ * released (SROCE_CQE_MP_CONSUMED) when full, or as a RECV_NOP when the
+ * next packet does not fit in what is left. The buffer holds at least one
+ * packet of the largest MTU with its GRH. */
+#define SROCE_MP_WR_MIN_ALIGN 64u
+#define SROCE_MP_WR_MAX_ALIGN 65536u
+#define SROCE_MP_WR_MIN_BUFFER (4096u + 40u)
+#define SROCE_MP_WR_MAX_BUFFER (1u << 30)
+/* The CQE opcode of a released WQE that holds no new data: IBV_WC_DRIVER1
+ * of libibverbs (srocedv's SROCEDV_WC_RECV_NOP). */
+#define SROCE_CQE_OP_RECV_NOP 135
 
 /* The CQE opcode of a completed IB_WR_REG_MR (kernel CQs only: user space
  * cannot post it). Not IB_WC_REG_MR itself, whose value moved in Linux 6.2
@@ -302,8 +318,12 @@ struct sroce_cqe {
  * comp_mask bits of the same object are these bits. */
 struct sroce_create_qp_req {
 	__u64 comp_mask;
+	__u32 mp_wr_buffer_sz;   /* SROCE_CREATE_REQ_MP_WR: multi-packet receive */
+	__u32 mp_packet_align_sz;
 };
-#define SROCE_CREATE_QP_REQ_MASK 0ull
+/* The same bit in the QP's and the SRQ's request. */
+#define SROCE_CREATE_REQ_MP_WR (1ull << 0)
+#define SROCE_CREATE_QP_REQ_MASK SROCE_CREATE_REQ_MP_WR
 
 struct sroce_create_cq_req {
 	__u64 comp_mask;
@@ -312,8 +332,10 @@ struct sroce_create_cq_req {
 
 struct sroce_create_srq_req {
 	__u64 comp_mask;
+	__u32 mp_wr_buffer_sz;   /* SROCE_CREATE_REQ_MP_WR */
+	__u32 mp_packet_align_sz;
 };
-#define SROCE_CREATE_SRQ_REQ_MASK 0ull
+#define SROCE_CREATE_SRQ_REQ_MASK SROCE_CREATE_REQ_MP_WR
 
 /* reg_mr's driver data: the FLUSH rights (SROCE_ACCESS_FLUSH_*), which
  * Linux 6.1's ib_core refuses among the access flags. The kernel adds them
@@ -354,12 +376,16 @@ struct sroce_create_qp_resp {
 	struct sroce_ring_info rq;   /* bytes == 0 when the QP uses an SRQ */
 	__u32 qpn;
 	__u32 max_inline_data;
+	__u32 mp_wr_buffer_sz;   /* in use (0: not a multi-packet queue) */
+	__u32 mp_packet_align_sz;
 };
 
 struct sroce_create_srq_resp {
 	struct sroce_ring_info ring;
 	__u32 srqn;
 	__u32 reserved;
+	__u32 mp_wr_buffer_sz;   /* in use (0: not a multi-packet queue) */
+	__u32 mp_packet_align_sz;
 };
 
 struct sroce_create_ah_resp {

@@ -351,6 +351,7 @@ void Qp::flush_locked(sroce_env_batch *b) {
 	}
 	if (!recvq_.rq.valid()) // XRC: no receive queue of its own
 		return;
+	mp_flush_locked(b);
 	recvq_.rq.flush([&](u64 wr_id) {
 		sroce_cqe c{};
 		c.wr_id = wr_id;

@@ -178,7 +178,15 @@ struct sroce_core_srq_init {
 	unsigned int max_sge;
 	unsigned int srq_limit;
 	int user;
+	/* Multi-packet receive: sizes as sroce_core_mp_wr_round gives them,
+	 * both 0 for an ordinary SRQ. */
+	unsigned int mp_wr_buffer_sz;
+	unsigned int mp_packet_align_sz;
 };
+/* Multi-packet receive: rounds a request's buffer size and packet
+ * alignment to the ones a queue uses (Documentation/mp-wr.md): -EINVAL for
+ * a zero buffer size or either above SROCE_MP_WR_MAX_*. */
+int sroce_core_mp_wr_round(unsigned int *buf_sz, unsigned int *align);
 /* WQE stride for max_sge SGEs or max_inline bytes: a power of two. */
 unsigned int sroce_core_wqe_stride(unsigned int max_sge, unsigned int max_inline);
 int sroce_core_srq_create(struct sroce_core_dev *dev, const struct sroce_core_srq_init *init,
@@ -219,6 +227,10 @@ struct sroce_core_qp_init {
 	void *rq_ring;           /* NULL with an SRQ */
 	unsigned int rq_log_size;
 	unsigned int rq_stride;
+	/* Multi-packet receive on the QP's own RQ (not with an SRQ: give the
+	 * SRQ the sizes): as sroce_core_mp_wr_round gives them, or both 0. */
+	unsigned int mp_wr_buffer_sz;
+	unsigned int mp_packet_align_sz;
 };
 int sroce_core_qp_create(struct sroce_core_dev *dev, const struct sroce_core_qp_init *init,
 			 struct sroce_core_qp **out);

@@ -3,6 +3,7 @@
 #include "abi.h"
 #include "core.h"
 #include "handle.h"
+#include "mp_recv.h"
 #include "param.h"
 #include "qp.h"
 
@@ -47,6 +48,10 @@ unsigned int sroce_core_wqe_stride(unsigned int max_sge, unsigned int max_inline
 	u32 body = ktl::max(ktl::min(max_sge, param::max_sge) * u32(sizeof(sroce_sge)),
 			    ktl::min(max_inline, param::max_inline_data));
 	return pow2_ceil(u32(sizeof(sroce_wqe)) + body);
+}
+
+int sroce_core_mp_wr_round(unsigned int *buf_sz, unsigned int *align) {
+	return ktl::to_rc(MpRecv::round(buf_sz, align));
 }
 
 int sroce_core_cq_create(sroce_core_dev *dev, const sroce_core_cq_init *init, sroce_core_cq **out) {

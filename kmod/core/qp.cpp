@@ -28,7 +28,8 @@ ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 		return Error::from_errno(err::opnotsupp);
 	// An XRC target is its domain alone; everyone else has no domain.
 	if (in.qp_type == ib::qpt_xrc_tgt) {
-		if (!in.xrcd || in.pd || in.send_cq || in.recv_cq || in.srq || in.sq_ring || in.rq_ring)
+		if (!in.xrcd || in.pd || in.send_cq || in.recv_cq || in.srq || in.sq_ring || in.rq_ring ||
+		    in.mp_wr_buffer_sz || in.mp_packet_align_sz)
 			return Error::from_errno(err::inval);
 		return {};
 	}
@@ -47,6 +48,10 @@ ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 		return Error::from_errno(err::inval);
 	u32 need = u32(sizeof(sroce_wqe)) + ktl::max(in.max_send_sge * u32(sizeof(sroce_sge)), in.max_inline_data);
 	if (in.sq_stride < need || in.sq_stride > (1u << 16))
+		return Error::from_errno(err::inval);
+	// Multi-packet receive is the RQ's own: with an SRQ, the SRQ's.
+	if ((in.mp_wr_buffer_sz || in.mp_packet_align_sz) &&
+	    (!recv_side || in.srq || !MpRecv::valid_sizes(in.mp_wr_buffer_sz, in.mp_packet_align_sz)))
 		return Error::from_errno(err::inval);
 	if (recv_side && !in.srq) {
 		if (!in.rq_ring || in.rq_log_size > 31 || (1u << in.rq_log_size) > param::max_qp_wr)
@@ -94,6 +99,7 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	}
 	if (in.rq_ring)
 		recvq_.rq.init(in.rq_ring, in.rq_log_size, in.rq_stride, in.max_recv_sge);
+	recvq_.mp.configure(in.mp_wr_buffer_sz, in.mp_packet_align_sz);
 	resp_.res = static_cast<ReadAtomicRes *>(ktl::zalloc_for(user_, sizeof(ReadAtomicRes) * param::max_qp_rd_atom));
 	timer_ = sroce_env_timer_create(on_timer, this);
 	work_ = sroce_env_work_create(on_work, this);

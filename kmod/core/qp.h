@@ -208,6 +208,7 @@ struct ResponderState {
 	u32 res_send = 0;            // oldest slot with responses to send
 	bool ack_deferred = false;   // an ACK waits behind pending responses
 	u32 ack_deferred_psn = 0;
+	u64 mp_wr_id = 0;            // multi-packet: the buffer the message last used
 };
 
 // Where the responder takes receive WQEs from, the QP's side of a receive
@@ -221,6 +222,7 @@ struct QpRecv {
 	u32 max_sge = 0;
 	RecvWqe wqe;
 	bool valid = false;          // wqe is held by the message in progress
+	MpRecv mp;                   // the own RQ's multi-packet buffer (mp_responder.cpp)
 };
 
 class Qp : public ktl::RefCounted<Qp>, public SqPollTarget {
@@ -371,8 +373,23 @@ private:
 	void send_read_responses_locked(sroce_env_batch *b);
 	bool send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b);
 	void ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
+	static constexpr u32 grh_len = 40;
+	static int read_grh(const RxPacket &rx, u8 *grh); // grh_len bytes
 	void finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b);
 	bool find_res_locked(u32 psn, u32 *idx);
+
+	// ---- mp_responder.cpp: multi-packet receive queues ----
+	struct MpPacket;
+	// The receive side in use is multi-packet: the own RQ's or the SRQ's
+	// (for an XRC target, the current request's).
+	bool mp_receive_locked() const;
+	ktl::Result<void> mp_place_locked(u32 len, MpPacket &p, u32 byte_len, sroce_env_batch *b);
+	void mp_post_locked(const MpCompletion &mc, const MpPacket &p, sroce_env_batch *b);
+	void mp_incomplete_locked(const RxPacket &rx, sroce_env_batch *b);
+	void mp_send_locked(const RxPacket &rx, sroce_env_batch *b);
+	bool mp_write_imm_locked(const RxPacket &rx, sroce_env_batch *b);
+	void mp_ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
+	void mp_flush_locked(sroce_env_batch *b);
 
 	// ---- tx.cpp: building packets ----
 	struct Tx {

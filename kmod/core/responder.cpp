@@ -17,8 +17,6 @@ using ktl::Error;
 namespace err = ktl::err;
 
 namespace {
-constexpr u32 grh_len = 40;
-
 // The status a receive WQE completes with when its message is refused.
 u8 refused_recv_status(ib::NakCode code) {
 	return code == ib::NakCode::invalid_request ? ib::wc_loc_len_err : ib::wc_loc_prot_err;
@@ -164,20 +162,27 @@ bool Qp::xrc_bind_srq_locked(const RxPacket &rx, sroce_env_batch *b) {
 
 // ---- UD ------------------------------------------------------------------------
 
+// The GRH area of a UD receive: the IPv6 header, or 20 zero bytes and the
+// IPv4 header (RoCEv2 convention, as rxe and mlx5 place it).
+int Qp::read_grh(const RxPacket &rx, u8 *grh) {
+	__builtin_memset(grh, 0, grh_len);
+	u32 at = rx.ip.addr.ip_version == 6 ? 0 : 20;
+	return sroce_env_pkt_read(rx.pkt, 0, grh + at, ktl::min(u32(rx.ip.ip_header_len), grh_len - at));
+}
+
 void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	if (pi.hdr.deth.qkey != qkey_)
 		return; // IBTA 10.2.5: silently dropped
+	if (mp_receive_locked()) {
+		mp_ud_receive_locked(rx, b);
+		return;
+	}
 	if (take_recv_locked(b) != 0)
 		return; // no receive posted: UD drops
 	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, pd_->pdn()};
-	// The GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header
-	// (RoCEv2 convention, as rxe and mlx5 place it).
-	u8 grh[grh_len] = {};
-	u32 iph = rx.ip.ip_header_len;
-	u32 at = rx.ip.addr.ip_version == 6 ? 0 : 20;
-	u32 n = ktl::min(iph, grh_len - at);
-	int rc = sroce_env_pkt_read(rx.pkt, 0, grh + at, n);
+	u8 grh[grh_len];
+	int rc = read_grh(rx, grh);
 	auto r = rc ? ktl::Result<void>(Error::from_errno(-rc)) : sge_scatter(*dev_, l, 0, grh, grh_len);
 	if (!r.is_error() && pi.payload_len)
 		r = sge_scatter_pkt(*dev_, l, grh_len, rx.pkt, rx.payload_off, pi.payload_len);
@@ -191,6 +196,10 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 // ---- RC / UC ---------------------------------------------------------------------
 
 void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
+	if (mp_receive_locked()) {
+		mp_send_locked(rx, b);
+		return;
+	}
 	const ib::PacketInfo &pi = rx.pi;
 	bool first = pi.flags & ib::op_first, last = pi.flags & ib::op_last;
 	if (first) {
@@ -265,7 +274,8 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	// WRITE with immediate consumes a receive WQE at its last packet; RNR
 	// before any byte of that packet is placed.
-	if (last && (pi.flags & ib::op_immdt) && !recvq_.valid) {
+	bool mp = mp_receive_locked();
+	if (last && (pi.flags & ib::op_immdt) && !recvq_.valid && !mp) {
 		int t = take_recv_locked(b);
 		if (t == 1) {
 			rnr_locked(rx, first, b);
@@ -300,12 +310,15 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 			return;
 		}
 	}
+	// Multi-packet: the immediate completes on the buffer in use.
+	if (last && (pi.flags & ib::op_immdt) && mp && !mp_write_imm_locked(rx, b))
+		return;
 	resp_.recv_offset += pi.payload_len;
 	resp_.epsn = psn_add(psn, 1);
 	if (last) {
 		resp_.msn = psn_add(resp_.msn, 1);
 		resp_.in_message = false;
-		if (pi.flags & ib::op_immdt) {
+		if ((pi.flags & ib::op_immdt) && !mp) {
 			resp_.msg_imm_data = pi.hdr.immdt.imm;
 			finish_recv_locked(ib::wc_success, resp_.write_len, rx, true, b);
 		}
@@ -343,6 +356,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 		if (rc) {
 			nak_and_error_locked(ib::NakCode::invalid_request, pi.hdr.bth.psn, b);
 		} else {
+			mp_incomplete_locked(rx, b);
 			resp_.in_message = false;
 			resp_.drop_message = !starts;
 			if (!starts)
@@ -358,6 +372,7 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 			nak_and_error_locked(ib::NakCode::invalid_request, pi.hdr.bth.psn, b);
 		} else {
 			// UC: the message is lost, as after a gap.
+			mp_incomplete_locked(rx, b);
 			resp_.in_message = false;
 			resp_.recv_offset = 0;
 			resp_.drop_message = !(f & ib::op_last);
@@ -405,6 +420,7 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 			// A gap: the message in progress is lost (IBTA 9.8.3.2).
 			resp_.epsn = psn;
 			if (resp_.in_message) {
+				mp_incomplete_locked(rx, b);
 				resp_.in_message = false;
 				resp_.recv_offset = 0;
 			}

@@ -16,6 +16,8 @@ ktl::Result<ktl::RefPtr<Srq>> Srq::create(Device &dev, const sroce_core_srq_init
 	Pd *pd = reinterpret_cast<Pd *>(init.pd);
 	if (!x != !cq || (x && (&x->device() != &dev || &cq->device() != &dev)) || (pd && &pd->device() != &dev))
 		return Error::from_errno(err::inval);
+	if (init.mp_wr_buffer_sz && !MpRecv::valid_sizes(init.mp_wr_buffer_sz, init.mp_packet_align_sz))
+		return Error::from_errno(err::inval);
 	if (!init.pd || !init.ring || init.log_size > 31 || (1u << init.log_size) > param::max_srq_wr ||
 	    init.max_sge > param::max_srq_sge ||
 	    sizeof(sroce_wqe) + usize(init.max_sge) * sizeof(sroce_sge) > init.stride)
@@ -36,6 +38,7 @@ ktl::Result<void> Srq::init(const sroce_core_srq_init &init) {
 	user_ = init.user != 0;
 	limit_ = init.srq_limit;
 	rq_.init(init.ring, init.log_size, init.stride, init.max_sge);
+	mp_.configure(init.mp_wr_buffer_sz, init.mp_packet_align_sz);
 	// Last: once in the table an XRC target may find it.
 	srqn_ = TRY(dev_->srqs().insert(this));
 	listed_ = true;
@@ -51,6 +54,10 @@ ktl::Result<void> Srq::take(RecvWqe &out, sroce_env_batch *b) {
 	ktl::Guard g(lock_);
 	if (error_)
 		return Error::from_errno(err::proto);
+	return take_locked(out, b);
+}
+
+ktl::Result<void> Srq::take_locked(RecvWqe &out, sroce_env_batch *b) {
 	auto r = rq_.take(out);
 	if (r.is_error()) {
 		if (r.error().errno_value() == err::proto) {
@@ -93,6 +100,10 @@ void Srq::query(u32 *max_wr, u32 *max_sge, u32 *limit) {
 
 Srq::Posted Srq::post_cqe(const sroce_cqe &cqe, void *qp_owner, bool solicited, sroce_env_batch *b) {
 	ktl::Guard g(lock_);
+	return post_cqe_held(cqe, qp_owner, solicited, b);
+}
+
+Srq::Posted Srq::post_cqe_held(const sroce_cqe &cqe, void *qp_owner, bool solicited, sroce_env_batch *b) {
 	if (dead_ || !cq_)
 		return Posted::srq_gone;
 	return cq_->post(cqe, qp_owner, solicited, b) ? Posted::ok : Posted::cq_full;

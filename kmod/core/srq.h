@@ -9,6 +9,7 @@
 #pragma once
 #include "cq.h"
 #include "pd.h"
+#include "mp_recv.h"
 #include "recv_queue.h"
 #include "xrcd.h"
 
@@ -33,6 +34,20 @@ public:
 	// is destroyed (and its CQ may be next) nothing reaches the CQ again.
 	enum class Posted { ok, cq_full, srq_gone };
 	Posted post_cqe(const sroce_cqe &cqe, void *qp_owner, bool solicited, sroce_env_batch *b);
+	// Multi-packet receive (mp_recv.h): the buffer sizes (0: not one).
+	u32 mp_buffer_size() const { return mp_.buffer_size(); }
+	// Places one packet into the SRQ's buffer in use, under the SRQ's
+	// lock, from reservation to completion (MpRecv::place); an XRC
+	// target's sink posts with post_cqe_held. -EPROTO once in error.
+	template <typename Sink>
+	ktl::Result<void> mp_place(u32 len, Sink &sink, u32 byte_len, sroce_env_batch *b) {
+		ktl::Guard g(lock_);
+		if (error_)
+			return ktl::Error::from_errno(ktl::err::proto);
+		return mp_.place(len, [&](RecvWqe &w) { return take_locked(w, b); }, sink, byte_len);
+	}
+	// post_cqe inside mp_place's sink (the lock held).
+	Posted post_cqe_held(const sroce_cqe &cqe, void *qp_owner, bool solicited, sroce_env_batch *b);
 	// Out of the SRQN table, no more events or completions (destroy).
 	void kill();
 
@@ -43,6 +58,7 @@ private:
 	Srq(Device &dev) : dev_(&dev) {}
 	~Srq();
 	ktl::Result<void> init(const sroce_core_srq_init &init);
+	ktl::Result<void> take_locked(RecvWqe &out, sroce_env_batch *b);
 
 	ktl::RefPtr<Device> dev_;
 	ktl::RefPtr<Pd> pd_;
@@ -54,6 +70,7 @@ private:
 	bool user_ = false;
 	ktl::SpinLock lock_{SROCE_LOCK_SRQ};
 	RecvQueue rq_;       // guarded by lock_
+	MpRecv mp_;          // guarded by lock_ (its sizes are immutable)
 	u32 limit_ = 0;      // guarded by lock_: 0 = disarmed
 	bool error_ = false; // guarded by lock_
 	bool dead_ = false;  // guarded by lock_

@@ -139,7 +139,9 @@ void Fixture::dereg(Buffer &b) {
 	b.mr = nullptr;
 }
 
-Qp &Fixture::qp(Node &n, unsigned int type, unsigned int depth) {
+Qp &Fixture::qp(Node &n, unsigned int type, unsigned int depth) { return qp_mp(n, type, 0, 0, depth); }
+
+Qp &Fixture::qp_mp(Node &n, unsigned int type, unsigned int mp_buf, unsigned int mp_align, unsigned int depth) {
 	auto q = std::make_unique<Qp>();
 	q->node = &n;
 	q->type = type;
@@ -163,6 +165,8 @@ Qp &Fixture::qp(Node &n, unsigned int type, unsigned int depth) {
 	qi.rq_ring = q->rq.mem;
 	qi.rq_log_size = q->rq.log_size;
 	qi.rq_stride = q->rq_stride;
+	qi.mp_wr_buffer_sz = mp_buf;
+	qi.mp_packet_align_sz = mp_align;
 	REQUIRE(sroce_core_qp_create(n.dev, &qi, &q->qp) == 0);
 	q->qpn = sroce_core_qp_number(q->qp);
 	qps_.push_back(std::move(q));
