@@ -25,7 +25,8 @@
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |                   \
 	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |                        \
 	 IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_FLOW_TAG |                                \
-	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK |        \
+	 SROCEDV_WC_EX_WITH_MP_WR)
 
 static struct sroce_cq *ex_to_scq(struct ibv_cq_ex *ex)
 {
@@ -35,6 +36,12 @@ static struct sroce_cq *ex_to_scq(struct ibv_cq_ex *ex)
 static const struct sroce_cqe *cur_of(struct ibv_cq_ex *ex)
 {
 	return ex_to_scq(ex)->cur;
+}
+
+/* srocedv.h: a reader libibverbs' ibv_cq_ex has no slot for. */
+size_t srocedv_wc_read_mp_wr_offset(struct ibv_cq_ex *ex)
+{
+	return cur_of(ex)->mp_offset;
 }
 
 /* Points the readers at CQE ring.idx. */

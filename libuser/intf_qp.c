@@ -139,6 +139,8 @@ INTF_INLINE int recv_one(struct sroce_uring *r, bool locked, uint64_t addr, uint
 	struct sroce_wqe *wqe;
 	int err = ENOMEM;
 
+	if (r->mp_size && length != r->mp_size)
+		return EINVAL; /* a multi-packet queue's WR is its buffer size */
 	if (locked)
 		sroce_spin_lock(&r->lock);
 	wqe = sroce_wq_next(r);

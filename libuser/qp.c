@@ -62,6 +62,13 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 
 	if (!qp)
 		return NULL;
+	/* The receive CQ of a multi-packet queue (the QP's own, or its
+	 * SRQ's) reads the offsets and flags: SROCEDV_WC_EX_WITH_MP_WR. */
+	if (((req && (req->comp_mask & SROCE_CREATE_REQ_MP_WR)) || (attr->srq && to_ssrq(attr->srq)->ring.mp_size)) &&
+	    (!attr->recv_cq || !(to_scq(attr->recv_cq)->wc_flags & SROCEDV_WC_EX_WITH_MP_WR))) {
+		err = EINVAL;
+		goto err_free;
+	}
 	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv),
 				   &resp.ibv, sizeof(resp));
 	if (err)
@@ -85,6 +92,8 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 		qp->max_recv_sge = sroce_min_u32(attr->cap.max_recv_sge,
 						 sroce_stride_sges(qp->rq.stride));
 		qp->rq.idx = qp->rq.hdr->producer;
+		qp->rq.mp_size = resp.drv.mp_wr_buffer_sz;
+		qp->rq.mp_align = resp.drv.mp_packet_align_sz;
 		qp->intf.rq_repost = qp->rq.idx;
 		qp->rq.peer = qp->rq.hdr->consumer;
 	}
@@ -397,25 +406,11 @@ int sroce_post_bind(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	uint32_t start;
-	int err = 0;
 
 	/* With an SRQ the QP has no RQ; a QP in RESET takes no receives. */
 	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	sroce_spin_lock(&qp->rq.lock);
-	start = qp->rq.idx;
-	for (; wr; wr = wr->next) {
-		err = sroce_post_one_recv(&qp->rq, qp->max_recv_sge, wr);
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
-	}
-	if (qp->rq.idx != start)
-		sroce_wq_publish(&qp->rq);
-	sroce_spin_unlock(&qp->rq.lock);
-	return err;
+	return sroce_post_recv_list(&qp->rq, qp->max_recv_sge, wr, bad_wr);
 }

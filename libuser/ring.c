@@ -69,6 +69,45 @@ void sroce_wq_publish(struct sroce_uring *r)
 	sroce_store_release(&r->hdr->producer, r->idx);
 }
 
+/* A multi-packet queue's WR is exactly its buffer size. */
+static bool mp_size_ok(const struct sroce_uring *r, const struct ibv_recv_wr *wr)
+{
+	uint64_t n = 0;
+
+	if (!r->mp_size)
+		return true;
+	for (int i = 0; i < wr->num_sge; i++)
+		n += wr->sg_list[i].length;
+	return n == r->mp_size;
+}
+
+int sroce_post_recv_list(struct sroce_uring *r, uint32_t max_sge, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr)
+{
+	uint32_t start;
+	int err = 0;
+
+	for (struct ibv_recv_wr *w = wr; r->mp_size && w; w = w->next) {
+		if (w->num_sge < 0 || !mp_size_ok(r, w)) {
+			*bad_wr = w;
+			return EINVAL;
+		}
+	}
+	sroce_spin_lock(&r->lock);
+	start = r->idx;
+	for (; wr; wr = wr->next) {
+		err = sroce_post_one_recv(r, max_sge, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	if (r->idx != start)
+		sroce_wq_publish(r);
+	sroce_spin_unlock(&r->lock);
+	return err;
+}
+
 int sroce_post_one_recv(struct sroce_uring *r, uint32_t max_sge, const struct ibv_recv_wr *wr)
 {
 	struct sroce_wqe *wqe;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "sroce-abi.h"
+#include "infiniband/srocedv.h"
 #include "sroce/verbs_pabi34.h"
 
 /* The ABI this provider speaks. Overridden only by the build of the
@@ -95,6 +96,10 @@ struct sroce_uring {
 	uint32_t idx;              /* the index this side writes */
 	uint32_t peer;             /* last value read of the other side's */
 	struct sroce_spinlock lock;
+	/* A multi-packet receive queue's sizes in use (mp-wr.md): every WR is
+	 * mp_size bytes; 0 for an ordinary queue. */
+	uint32_t mp_size;
+	uint32_t mp_align;
 };
 
 struct sroce_cq {
@@ -213,6 +218,11 @@ void *sroce_wq_next(struct sroce_uring *r);
 void sroce_wq_publish(struct sroce_uring *r);
 /* Receive queues (QP RQ, SRQ): one receive WQE. */
 int sroce_post_one_recv(struct sroce_uring *r, uint32_t max_sge, const struct ibv_recv_wr *wr);
+/* ibv_post_recv and ibv_post_srq_recv on ring r: the WRs up to the first
+ * bad one, which goes to *bad_wr. A multi-packet queue takes no part of a
+ * list with a WR that is not r->mp_size bytes (EINVAL). */
+int sroce_post_recv_list(struct sroce_uring *r, uint32_t max_sge, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
 
 /* True if ibctx was opened by this provider. */
 int sroce_is_sroce_context(struct ibv_context *ibctx);
@@ -250,7 +260,12 @@ static inline unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe)
 	_Static_assert(SROCE_CQE_WITH_IMM == 1 && SROCE_CQE_WITH_INV == 2 && SROCE_CQE_GRH == 4,
 		       "the table's index is the CQE's low three flags");
 
-	return wc_flags[cqe->flags & 7];
+	_Static_assert(SROCE_CQE_MP_MORE_IN_MSG == 8 && SROCE_CQE_MP_CONSUMED == 16 &&
+			       SROCE_CQE_MP_INCOMPLETE == 64 && SROCEDV_WC_MP_WR_MORE_IN_MSG == 1 << 7 &&
+			       SROCEDV_WC_MP_WR_CONSUMED == 1 << 8 && SROCEDV_WC_MP_WR_INCOMPLETE == 1 << 9,
+		       "multi-packet flags: CQE bits 3, 4 and 6 are wc_flags bits 7, 8 and 9");
+
+	return wc_flags[cqe->flags & 7] | (cqe->flags & 0x18u) << 4 | (cqe->flags & 0x40u) << 3;
 }
 /* The wc.sl of a CQE. A UD receive over RoCE reports its packet type there,
  * as mlx5 does (RoCE carries no SL): bit 3 set for RoCE v2 (UDP), bits 2:0

@@ -32,7 +32,12 @@ int srocedv_query_device(struct ibv_context *ibctx, struct srocedv_device_attr *
 			.max_stride_dimension = SROCE_MW_LAYOUT_MAX_DIMS,
 			.max_descriptors = SROCE_MW_LAYOUT_MAX_DESCRIPTORS,
 		};
-	attr->comp_mask &= SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS;
+	if (attr->comp_mask & SROCEDV_DEVICE_ATTR_MASK_MP_WR_CAPS)
+		attr->mp_wr_caps = (struct srocedv_mp_wr_caps){
+			.max_wr_buffer_sz = SROCE_MP_WR_MAX_BUFFER,
+			.max_packet_align_sz = SROCE_MP_WR_MAX_ALIGN,
+		};
+	attr->comp_mask &= SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS | SROCEDV_DEVICE_ATTR_MASK_MP_WR_CAPS;
 	attr->abi_version = SROCE_PROVIDER_ABI_VERSION;
 	attr->flags = (ctx->caps & SROCE_UCTX_CAP_SQ_POLL) ? SROCEDV_DEVICE_FLAG_SQ_POLL : 0;
 	/* Every sroce kernel takes a UD QP's receives from its SRQ. */
@@ -74,17 +79,47 @@ static int srocedv_create_check(struct ibv_context *ibctx, const void *attr, uin
 	return 0;
 }
 
+/* The multi-packet sizes of a request (srocedv_mp_wr_attr into the
+ * kernel's u32 fields): EINVAL for a missing attribute or a buffer size the
+ * kernel's cap refuses anyway. */
+static int mp_wr_req(uint64_t comp_mask, const struct srocedv_mp_wr_attr *mp, uint32_t *buf, uint32_t *align)
+{
+	_Static_assert((uint64_t)SROCEDV_QP_INIT_ATTR_MP_WR == SROCE_CREATE_REQ_MP_WR &&
+			       (uint64_t)SROCEDV_SRQ_INIT_ATTR_MP_WR == SROCE_CREATE_REQ_MP_WR,
+		       "the srocedv comp_mask bits are the kernel request's");
+	if (!(comp_mask & SROCE_CREATE_REQ_MP_WR))
+		return 0;
+	if (!mp || mp->wr_buffer_sz > SROCE_MP_WR_MAX_BUFFER)
+		return EINVAL;
+	*buf = (uint32_t)mp->wr_buffer_sz;
+	*align = mp->packet_align_sz;
+	return 0;
+}
+
+/* The sizes in use, back into the caller's attribute. */
+static void mp_wr_resp(struct srocedv_mp_wr_attr *mp, const struct sroce_uring *r)
+{
+	mp->wr_buffer_sz = r->mp_size;
+	mp->packet_align_sz = r->mp_align;
+}
+
 struct ibv_qp *srocedv_create_qp(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *qp_attr,
 				 struct srocedv_qp_init_attr *sroce_attr)
 {
 	struct sroce_create_qp_req req = { .comp_mask = sroce_attr ? sroce_attr->comp_mask : 0 };
 	int err = srocedv_create_check(ibctx, qp_attr, req.comp_mask, SROCE_CREATE_QP_REQ_MASK);
+	struct ibv_qp *qp;
 
+	if (!err && sroce_attr)
+		err = mp_wr_req(req.comp_mask, sroce_attr->mp_wr, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz);
 	if (err) {
 		errno = err;
 		return NULL;
 	}
-	return sroce_create_qp_ex_req(ibctx, qp_attr, &req);
+	qp = sroce_create_qp_ex_req(ibctx, qp_attr, &req);
+	if (qp && (req.comp_mask & SROCE_CREATE_REQ_MP_WR))
+		mp_wr_resp(sroce_attr->mp_wr, &to_sqp(qp)->rq);
+	return qp;
 }
 
 struct ibv_cq_ex *srocedv_create_cq(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *cq_attr,
@@ -113,6 +148,8 @@ struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *
 				       SROCE_CREATE_SRQ_REQ_MASK);
 	struct ibv_srq *srq;
 
+	if (!err && sroce_attr)
+		err = mp_wr_req(req.comp_mask, sroce_attr->mp_wr, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -126,6 +163,8 @@ struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *
 		srq->events_completed = 0;
 		pthread_mutex_init(&srq->mutex, NULL);
 		pthread_cond_init(&srq->cond, NULL);
+		if (req.comp_mask & SROCE_CREATE_REQ_MP_WR)
+			mp_wr_resp(sroce_attr->mp_wr, &to_ssrq(srq)->ring);
 	}
 	return srq;
 }

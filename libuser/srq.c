@@ -30,6 +30,8 @@ static int sroce_srq_created(struct sroce_srq *srq, int cmd_fd, uint32_t max_sge
 	room = (srq->ring.stride - sizeof(struct sroce_wqe)) / sizeof(struct sroce_sge);
 	srq->max_sge = max_sge < room ? max_sge : room;
 	srq->srqn = resp->srqn;
+	srq->ring.mp_size = resp->mp_wr_buffer_sz;
+	srq->ring.mp_align = resp->mp_packet_align_sz;
 	srq->ring.idx = srq->ring.hdr->producer;
 	srq->ring.peer = srq->ring.hdr->consumer;
 	srq->intf_repost = srq->ring.idx;
@@ -159,20 +161,6 @@ int sroce_destroy_srq(struct ibv_srq *ibsrq)
 int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
-	uint32_t start;
-	int err = 0;
 
-	sroce_spin_lock(&srq->ring.lock);
-	start = srq->ring.idx;
-	for (; wr; wr = wr->next) {
-		err = sroce_post_one_recv(&srq->ring, srq->max_sge, wr);
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
-	}
-	if (srq->ring.idx != start)
-		sroce_wq_publish(&srq->ring);
-	sroce_spin_unlock(&srq->ring.lock);
-	return err;
+	return sroce_post_recv_list(&srq->ring, srq->max_sge, wr, bad_wr);
 }

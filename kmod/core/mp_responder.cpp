@@ -12,6 +12,7 @@
 // requester's repeat writes the same bytes again) and UC loses the
 // immediate.
 #include "key_table.h"
+#include "ktl/byteorder.h"
 #include "qp.h"
 #include "sge.h"
 

@@ -87,7 +87,12 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	err = sroce_check_qp_init(ibqp, init, udata);
 	if (err)
 		return err;
-	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_QP_REQ_MASK, sizeof(resp));
+	/* An older provider's response ends before the multi-packet sizes. */
+	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_QP_REQ_MASK,
+				 offsetof(struct sroce_create_qp_resp, mp_wr_buffer_sz));
+	if (!err)
+		err = sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, rq,
+				      sizeof(resp));
 	if (err)
 		return err;
 	if (tgt)
@@ -128,6 +133,8 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	qi.rq_ring = qp->rq.vaddr;
 	qi.rq_log_size = qp->rq.log_size;
 	qi.rq_stride = qp->rq.stride;
+	qi.mp_wr_buffer_sz = req.mp_wr_buffer_sz;
+	qi.mp_packet_align_sz = req.mp_packet_align_sz;
 	err = sroce_core_qp_create(sdev->core, &qi, &qp->core);
 	if (err)
 		goto err_rings;
@@ -142,7 +149,9 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 			goto err_core;
 		resp.qpn = ibqp->qp_num;
 		resp.max_inline_data = cap->max_inline_data;
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		resp.mp_wr_buffer_sz = req.mp_wr_buffer_sz;
+		resp.mp_packet_align_sz = req.mp_packet_align_sz;
+		err = sroce_copy_resp(udata, &resp, sizeof(resp));
 		if (err)
 			goto err_core;
 	}

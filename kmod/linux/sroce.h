@@ -228,6 +228,28 @@ static inline int sroce_create_udata(struct ib_udata *udata, void *req, size_t l
 	return sroce_check_resp_room(udata, resp_len);
 }
 
+/* The multi-packet receive sizes of a create request (SROCE_CREATE_REQ_MP_WR),
+ * rounded in place to the ones the queue uses; both 0 without the bit.
+ * EINVAL: sizes without the bit, the bit on a queue that has no receive
+ * ring of its own (give the SRQ the sizes), or sizes above the caps. A
+ * request with the bit needs the response's room for the sizes in use. */
+static inline int sroce_mp_wr_req(struct ib_udata *udata, u64 comp_mask, u32 *buf, u32 *align, bool own_rq,
+				  size_t resp_len)
+{
+	if (!(comp_mask & SROCE_CREATE_REQ_MP_WR))
+		return *buf || *align ? -EINVAL : 0;
+	if (!own_rq || sroce_check_resp_room(udata, resp_len))
+		return -EINVAL;
+	return sroce_core_mp_wr_round(buf, align);
+}
+
+/* A create response: as much of it as the provider has room for (an older
+ * one's shorter struct; sroce_create_udata checked the room it needs). */
+static inline int sroce_copy_resp(struct ib_udata *udata, void *resp, size_t len)
+{
+	return ib_copy_to_udata(udata, resp, min_t(size_t, udata->outlen, len));
+}
+
 /* A user verb whose request carries nothing and whose response the
  * provider cannot do without (a ring's location, a handle): no driver data
  * in (EOPNOTSUPP), room for resp_len bytes out (EINVAL). */

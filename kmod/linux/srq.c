@@ -21,7 +21,11 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (init->srq_type != IB_SRQT_BASIC && (init->srq_type != IB_SRQT_XRC || !udata))
 		return -EOPNOTSUPP;
-	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_SRQ_REQ_MASK, sizeof(resp));
+	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_SRQ_REQ_MASK,
+				 offsetof(struct sroce_create_srq_resp, mp_wr_buffer_sz));
+	if (!err)
+		err = sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, true,
+				      sizeof(resp));
 	if (err)
 		return err;
 	/* max_wr and max_sge are the core's to check (the ring's size, then
@@ -44,6 +48,8 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	si.max_sge = init->attr.max_sge;
 	si.srq_limit = init->attr.srq_limit;
 	si.user = srq->user;
+	si.mp_wr_buffer_sz = req.mp_wr_buffer_sz;
+	si.mp_packet_align_sz = req.mp_packet_align_sz;
 	err = sroce_core_srq_create(sdev->core, &si, &srq->core);
 	if (err)
 		goto err_ring;
@@ -54,7 +60,9 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (err)
 			goto err_core;
 		resp.srqn = sroce_core_srq_number(srq->core);
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		resp.mp_wr_buffer_sz = req.mp_wr_buffer_sz;
+		resp.mp_packet_align_sz = req.mp_packet_align_sz;
+		err = sroce_copy_resp(udata, &resp, sizeof(resp));
 		if (err)
 			goto err_core;
 	}

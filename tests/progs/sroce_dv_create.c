@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 	} else {
 		traffic();
 		refused(FUTURE_BIT, EOPNOTSUPP, "the provider");
-		refused(1, EOPNOTSUPP, "the provider");
+		refused(1ull << 1, EOPNOTSUPP, "the provider"); /* bit 0 is multi-packet receive */
 		errno = 0;
 		CHECK(!srocedv_create_cq(ctx, NULL, NULL) && errno == EINVAL, "NULL cq_attr: %s",
 		      strerror(errno));

@@ -23,6 +23,14 @@ extern "C" {
  * it wants, cleared by the library for those it could not fill. */
 enum srocedv_device_attr_mask {
 	SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS = 1 << 0, /* mw_layout_caps */
+	SROCEDV_DEVICE_ATTR_MASK_MP_WR_CAPS = 1 << 1,     /* mp_wr_caps */
+};
+
+/* Multi-packet receive work requests (seed 000's ibv_mp_wr_caps): both
+ * above zero when supported. */
+struct srocedv_mp_wr_caps {
+	size_t max_wr_buffer_sz;       /* bytes of one receive WR's buffer */
+	uint32_t max_packet_align_sz;  /* the largest packet alignment */
 };
 
 /* Non-contiguous memory windows (seed 003's ibv_ncm_caps). */
@@ -49,6 +57,7 @@ struct srocedv_device_attr {
 	uint32_t abi_version;   /* kernel <-> provider ABI (always filled) */
 	uint32_t flags;         /* enum srocedv_device_flags (always filled) */
 	struct srocedv_mw_layout_caps mw_layout_caps; /* SROCEDV_DEVICE_ATTR_MASK_MW_LAYOUT_CAPS */
+	struct srocedv_mp_wr_caps mp_wr_caps;         /* SROCEDV_DEVICE_ATTR_MASK_MP_WR_CAPS */
 };
 
 enum srocedv_device_flags {
@@ -91,22 +100,77 @@ struct ibv_context *srocedv_open_device(struct ibv_device *device, struct sroced
 /*
  * Create-time attributes: srocedv_create_qp, srocedv_create_cq and
  * srocedv_create_srq take the standard init attributes plus one of these.
- * comp_mask names the sroce fields that are set; none are defined yet
- * (multi-packet receive, XRC's kernel-owned receive QP and RSS add theirs).
- * The provider refuses a bit it does not know with EOPNOTSUPP; the kernel,
- * which gets the mask, refuses one it does not know with EINVAL.
+ * comp_mask names the sroce fields that are set. The provider refuses a bit
+ * it does not know with EOPNOTSUPP; the kernel, which gets the mask,
+ * refuses one it does not know with EINVAL.
  */
+
+/* Multi-packet receive (seed 000's ibv_mp_wr_attr; Documentation/mp-wr.md):
+ * every receive WR posted to the queue is wr_buffer_sz bytes, and receives
+ * many packets, each at the next packet_align_sz boundary. In: the sizes
+ * wanted; out: the sizes in use, equal or greater (the alignment a power
+ * of two of at least 64, the buffer a multiple of it that holds one packet
+ * of the largest MTU with its GRH). */
+struct srocedv_mp_wr_attr {
+	size_t wr_buffer_sz;
+	uint32_t packet_align_sz;
+};
+
+enum srocedv_qp_init_attr_mask {
+	/* mp_wr: a multi-packet RQ (seed 000's IBV_QP_INIT_ATTR_MP_WR, whose
+	 * value libibverbs 44 gives to IBV_QP_INIT_ATTR_SEND_OPS_FLAGS). Not
+	 * with an SRQ: give the SRQ the attribute. */
+	SROCEDV_QP_INIT_ATTR_MP_WR = 1 << 0,
+};
+
 struct srocedv_qp_init_attr {
-	uint64_t comp_mask;     /* none defined: 0 */
+	uint64_t comp_mask;     /* enum srocedv_qp_init_attr_mask */
+	struct srocedv_mp_wr_attr *mp_wr;
 };
 
 struct srocedv_cq_init_attr {
 	uint64_t comp_mask;     /* none defined: 0 */
 };
 
-struct srocedv_srq_init_attr {
-	uint64_t comp_mask;     /* none defined: 0 */
+enum srocedv_srq_init_attr_mask {
+	SROCEDV_SRQ_INIT_ATTR_MP_WR = 1 << 0, /* mp_wr: a multi-packet SRQ */
 };
+
+struct srocedv_srq_init_attr {
+	uint64_t comp_mask;     /* enum srocedv_srq_init_attr_mask */
+	struct srocedv_mp_wr_attr *mp_wr;
+};
+
+/*
+ * Completions of multi-packet queues: their CQ is created with
+ * ibv_create_cq_ex and SROCEDV_WC_EX_WITH_MP_WR among its wc_flags (the
+ * seed's IBV_WC_EX_WITH_MP_WR, whose 1 << 11 is libibverbs 44's
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK). Every packet completes on
+ * its own, with the WR's wr_id (repeated), its byte_len and its offset in
+ * the WR's buffer (srocedv_wc_read_mp_wr_offset); the flags below come in
+ * ibv_wc_read_wc_flags and ibv_wc.wc_flags.
+ */
+#define SROCEDV_WC_EX_WITH_MP_WR (1ULL << 48)
+
+enum srocedv_wc_flags {
+	/* A FIRST or MIDDLE packet: more of this message (of this qp_num) follow. */
+	SROCEDV_WC_MP_WR_MORE_IN_MSG = 1 << 7,
+	/* The WR's buffer is released: no more completions carry its wr_id. */
+	SROCEDV_WC_MP_WR_CONSUMED = 1 << 8,
+	/* A UC message ended unfinished (a lost packet, no buffer left): an
+	 * SROCEDV_WC_RECV_NOP with the wr_id the message last used; drop what
+	 * was gathered of it. Beyond the seed. */
+	SROCEDV_WC_MP_WR_INCOMPLETE = 1 << 9,
+};
+
+/* The opcode of a completion without data: a released buffer (with
+ * SROCEDV_WC_MP_WR_CONSUMED) or an unfinished message's end. */
+#define SROCEDV_WC_RECV_NOP IBV_WC_DRIVER1
+
+/* The byte offset of the current completion's data in its WR's buffer
+ * (between ibv_start_poll and ibv_end_poll, on a CQ with
+ * SROCEDV_WC_EX_WITH_MP_WR). */
+size_t srocedv_wc_read_mp_wr_offset(struct ibv_cq_ex *cq);
 
 /*
  * srocedv_create_qp - ibv_create_qp_ex with sroce attributes (sroce_attr may
