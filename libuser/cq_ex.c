@@ -261,6 +261,7 @@ struct ibv_cq_ex *sroce_create_cq_ex_req(struct ibv_context *ibctx, struct ibv_c
 		struct ib_uverbs_ex_create_cq_resp ibv;
 		struct sroce_create_cq_resp drv;
 	} resp = {};
+	struct ibv_cq_init_attr_ex cmd_attr;
 	struct sroce_cq *cq;
 	int err = cq_ex_check_attr(attr);
 
@@ -271,7 +272,11 @@ struct ibv_cq_ex *sroce_create_cq_ex_req(struct ibv_context *ibctx, struct ibv_c
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv,
+	/* libibverbs' command refuses wc_flags it does not know (EOPNOTSUPP):
+	 * srocedv's are the provider's alone. */
+	cmd_attr = *attr;
+	cmd_attr.wc_flags &= ~SROCEDV_WC_EX_WITH_MP_WR;
+	err = ibv_cmd_create_cq_ex(ibctx, &cmd_attr, &cq->vcq, &cmd.ibv,
 				   req ? sizeof(cmd) : sizeof(cmd.ibv), &resp.ibv, sizeof(resp), 0);
 	err = sroce_cq_created(cq, ibctx->cmd_fd, err, &resp.drv);
 	if (err) {

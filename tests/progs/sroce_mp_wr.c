@@ -45,7 +45,13 @@ static struct ibv_cq_ex *make_cq(bool mp)
 					 .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
 						     (mp ? SROCEDV_WC_EX_WITH_MP_WR : 0) };
 
-	return ibv_create_cq_ex(ctx, &a);
+	/* srocedv's create: libibverbs' ibv_create_cq_ex refuses wc_flags it
+	 * does not know. */
+	struct ibv_cq_ex *cq = srocedv_create_cq(ctx, &a, NULL);
+
+	if (!cq)
+		fprintf(stderr, "create a CQ%s: %s\n", mp ? " for multi-packet queues" : "", strerror(errno));
+	return cq;
 }
 
 /* An RC/UC/UD QP; mp: its RQ is multi-packet with *mp's sizes (updated). */
@@ -64,21 +70,30 @@ static struct ibv_qp *make_qp(enum ibv_qp_type t, struct ibv_cq_ex *scq, struct 
 	};
 	struct srocedv_qp_init_attr d = { .comp_mask = mp ? SROCEDV_QP_INIT_ATTR_MP_WR : 0, .mp_wr = mp };
 	struct ibv_qp *qp = srocedv_create_qp(ctx, &a, &d);
+	int err = errno;
 	struct ibv_qp_attr ia = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11,
 				  .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE };
 
 	if (qp && ibv_modify_qp(qp, &ia, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					     (t == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS))) {
+		fprintf(stderr, "QP %u to INIT: %s\n", qp->qp_num, strerror(errno));
 		ibv_destroy_qp(qp);
 		return NULL;
 	}
+	if (!qp)
+		fprintf(stderr, "create a QP (type %d%s): %s\n", t, mp ? ", multi-packet" : "", strerror(err));
+	errno = err;
 	return qp;
 }
 
 static int connect_pair(struct ibv_qp *a, struct ibv_qp *b)
 {
-	return qp_to_rts_mtu(a, b->qp_num, &gid, gid_idx, 1, 14, IBV_MTU_4096) ||
-	       qp_to_rts_mtu(b, a->qp_num, &gid, gid_idx, 1, 14, IBV_MTU_4096);
+	if (qp_to_rts_mtu(a, b->qp_num, &gid, gid_idx, 1, 14, IBV_MTU_4096) ||
+	    qp_to_rts_mtu(b, a->qp_num, &gid, gid_idx, 1, 14, IBV_MTU_4096)) {
+		fprintf(stderr, "connecting QPs %u and %u: %s\n", a->qp_num, b->qp_num, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* Registered memory: the test's buffers, with a page of canary after. */

@@ -143,9 +143,10 @@ struct srocedv_srq_init_attr {
 
 /*
  * Completions of multi-packet queues: their CQ is created with
- * ibv_create_cq_ex and SROCEDV_WC_EX_WITH_MP_WR among its wc_flags (the
+ * srocedv_create_cq and SROCEDV_WC_EX_WITH_MP_WR among its wc_flags (the
  * seed's IBV_WC_EX_WITH_MP_WR, whose 1 << 11 is libibverbs 44's
- * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK). Every packet completes on
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK; libibverbs' own
+ * ibv_create_cq_ex refuses wc_flags it does not know, with EOPNOTSUPP). Every packet completes on
  * its own, with the WR's wr_id (repeated), its byte_len and its offset in
  * the WR's buffer (srocedv_wc_read_mp_wr_offset); the flags below come in
  * ibv_wc_read_wc_flags and ibv_wc.wc_flags.
