@@ -311,9 +311,8 @@ struct sroce_cqe {
 /* Create-time attributes: the driver data of create_qp, create_cq and
  * create_srq requests (Documentation/abi.md, "Create-time attributes").
  * libibverbs' own create calls send none (inlen 0); srocedv_create_qp/cq/srq
- * send these. comp_mask names the attributes present; none are defined yet:
- * each feature adds a bit to its SROCE_CREATE_*_REQ_MASK and its fields at
- * the end. The kernel refuses a bit it does not know with EINVAL, and
+ * send these. comp_mask names the attributes present: each feature adds a
+ * bit to its SROCE_CREATE_*_REQ_MASK and its fields at the end. The kernel refuses a bit it does not know with EINVAL, and
  * non-zero bytes past the struct it knows with EOPNOTSUPP. The srocedv
  * comp_mask bits of the same object are these bits. */
 struct sroce_create_qp_req {
