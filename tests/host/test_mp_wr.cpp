@@ -343,3 +343,65 @@ TEST_CASE("mp-wr: the error state flushes the buffer in use, then the posted one
 	CHECK((c[0].wr_id == 1 && c[0].status == ib::wc_wr_flush_err && has(c[0], SROCE_CQE_MP_CONSUMED)));
 	CHECK((c[1].wr_id == 2 && c[1].status == ib::wc_wr_flush_err));
 }
+
+TEST_CASE("mp-wr: RC messages of 1 B to 1 MiB under loss, duplication and reordering are rebuilt whole",
+	  "[mp_wr][rc][faults]") {
+	uint64_t seed = sim::seed_from_env(79);
+	Fixture f(seed);
+	Node &a = f.node(0), &b = f.node(1);
+	constexpr unsigned int wr_sz = 65536, nwr = 200;
+	Qp &qa = f.qp(a, ib::qpt_rc, 1024), &qb = f.qp_mp(b, ib::qpt_rc, wr_sz, 512, 256);
+	f.connect(qa, qb, ib::mtu_4096, 0, 0, 10, 7, 7);
+	sim::LinkConfig lc;
+	lc.loss = 0.02;
+	lc.duplicate = 0.01;
+	lc.reorder = 0.05;
+	f.sim().set_all_links(lc);
+	Buffer &src = f.buffer(a, 2 << 20, all_access);
+	Buffer &dst = f.buffer(b, size_t(wr_sz) * nwr, all_access);
+	for (unsigned int i = 0; i < nwr; i++)
+		REQUIRE(f.post_recv(qb, i + 1, {sge_of(f, b, dst, size_t(i) * wr_sz, wr_sz)}) == 0);
+	const unsigned int sizes[] = {1, 777, 4096, 4097, 12000, 65536, 200000, 1u << 20};
+	struct Msg {
+		size_t off;
+		unsigned int len;
+	};
+	std::vector<Msg> sent;
+	for (unsigned int i = 0; i < 32; i++) {
+		Msg m{(size_t(i) * 4099) % (1u << 20), sizes[i % 8]};
+		sent.push_back(m);
+		send(f, qa, src, m.off, m.len, i);
+	}
+	std::vector<unsigned char> cur;
+	size_t done = 0, wrong = 0;
+	unsigned int consumed = 0;
+	bool ok = f.sim().run_until(
+		[&] {
+			f.poll(a);
+			for (auto &c : recvs(f.poll(b))) {
+				REQUIRE(c.status == ib::wc_success);
+				if (c.opcode == SROCE_CQE_OP_RECV_NOP) {
+					consumed++;
+					continue;
+				}
+				const unsigned char *p = dst.data + (c.wr_id - 1) * wr_sz + c.mp_offset;
+				cur.insert(cur.end(), p, p + c.byte_len);
+				consumed += has(c, SROCE_CQE_MP_CONSUMED);
+				if (has(c, SROCE_CQE_MP_MORE_IN_MSG))
+					continue;
+				const Msg &m = sent[done++];
+				wrong += cur.size() != m.len || std::memcmp(cur.data(), src.data + m.off, m.len) != 0;
+				cur.clear();
+			}
+			return done == sent.size();
+		},
+		120000000000ull);
+	INFO("seed " << seed);
+	CHECK(ok);
+	CHECK(done == sent.size());
+	CHECK(wrong == 0);
+	CHECK(consumed > 0);
+	CHECK(f.sim().counters().dropped > 0); // the link did lose packets
+	CHECK(query(qb).qp_state == ib::qps_rts);
+	CHECK(dst.guards_intact());
+}
