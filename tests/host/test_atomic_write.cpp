@@ -13,8 +13,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 
 sroce_wqe atomic_write(uint64_t wr_id, uint64_t va, unsigned int rkey, uint64_t value) {
 	sroce_wqe w = wqe(wr_id, ib::wr_atomic_write, 0);

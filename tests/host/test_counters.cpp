@@ -16,8 +16,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 
 // One 100-byte WRITE from a to b; returns a's completions once one came.
 std::vector<sroce_cqe> write_100(Fixture &f, Qp &qa, Node &a, Node &b) {

@@ -17,8 +17,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 constexpr unsigned char acknowledge = 0x11;
 
 // A user QP of a doorbell-mode context on a's device, its SQ written here as

@@ -16,7 +16,7 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read;
+constexpr unsigned int rw_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read;
 constexpr uint64_t link_ns = 1000; // LinkConfig's default latency
 
 uint64_t iova_of(Node &n, Buffer &b) {
@@ -39,8 +39,8 @@ TEST_CASE("latency path: RC WRITE and SEND ping-pong, one round trip per operati
 	Node &a = f.node(0), &b = f.node(1);
 	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
 	f.connect(qa, qb, ib::mtu_4096); // retry timeout 10: 4.2 ms
-	Buffer &ba = f.buffer(a, 4096, all_access);
-	Buffer &bb = f.buffer(b, 4096, all_access);
+	Buffer &ba = f.buffer(a, 4096, rw_access);
+	Buffer &bb = f.buffer(b, 4096, rw_access);
 	std::vector<Seen> seen;
 	f.sim().set_tap([&](const sim::WirePacket &p) {
 		auto ip = ib::parse_ip_udp(ktl::Span<const unsigned char>(p.data, p.len));

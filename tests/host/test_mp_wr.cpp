@@ -13,14 +13,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
-
-sroce_core_qp_attr query(Qp &q) {
-	sroce_core_qp_attr a{};
-	sroce_core_qp_query(q.qp, &a);
-	return a;
-}
 
 // Receive completions only (the node's CQ has the sends too).
 std::vector<sroce_cqe> recvs(const std::vector<sroce_cqe> &all) {
@@ -166,7 +158,7 @@ TEST_CASE("mp-wr: the seed's Example A (64 KiB buffers, 512 B alignment, MTU 409
 		CHECK(has(c[i], SROCE_CQE_MP_CONSUMED) == (i == 12));
 	}
 	CHECK(std::memcmp(dst.data + 65536 + 12288, src.data, 53248) == 0);
-	CHECK(query(qb).qp_state == ib::qps_rts);
+	CHECK(Fixture::query(qb).qp_state == ib::qps_rts);
 }
 
 TEST_CASE("mp-wr: a buffer without room for the next packet is released as a RECV_NOP", "[mp_wr][rc]") {
@@ -222,8 +214,8 @@ TEST_CASE("mp-wr: RC out of buffers within a message answers RNR and resumes the
 	CHECK(!has(c[0], SROCE_CQE_MP_MORE_IN_MSG));
 	CHECK(std::memcmp(dst.data, src.data, 8192) == 0);
 	CHECK(std::memcmp(dst.data + 8192, src.data + 8192, 12000 - 8192) == 0);
-	CHECK(query(qb).qp_state == ib::qps_rts);
-	CHECK(query(qa).qp_state == ib::qps_rts);
+	CHECK(Fixture::query(qb).qp_state == ib::qps_rts);
+	CHECK(Fixture::query(qa).qp_state == ib::qps_rts);
 }
 
 TEST_CASE("mp-wr: UC out of buffers within a message ends it with MP_INCOMPLETE", "[mp_wr][uc]") {
@@ -321,7 +313,7 @@ TEST_CASE("mp-wr: a WQE whose SGEs are not the buffer size completes in error, n
 	CHECK(has(c[0], SROCE_CQE_MP_CONSUMED));
 	CHECK(std::memcmp(dst.data, before.data(), dst.len) == 0);
 	CHECK(dst.guards_intact());
-	CHECK(query(qb).qp_state == ib::qps_err);
+	CHECK(Fixture::query(qb).qp_state == ib::qps_err);
 }
 
 TEST_CASE("mp-wr: the error state flushes the buffer in use, then the posted ones", "[mp_wr][flush]") {
@@ -402,6 +394,6 @@ TEST_CASE("mp-wr: RC messages of 1 B to 1 MiB under loss, duplication and reorde
 	CHECK(wrong == 0);
 	CHECK(consumed > 0);
 	CHECK(f.sim().counters().dropped > 0); // the link did lose packets
-	CHECK(query(qb).qp_state == ib::qps_rts);
+	CHECK(Fixture::query(qb).qp_state == ib::qps_rts);
 	CHECK(dst.guards_intact());
 }

@@ -44,14 +44,14 @@ void on_segv(int, siginfo_t *si, void *) {
 } // namespace
 
 TEST_CASE("completer: the SQ slot is released before the CQE appears", "[transport][completer]") {
-	constexpr unsigned int all_access =
+	constexpr unsigned int rw_access =
 		ib::access::local_write | ib::access::remote_write | ib::access::remote_read;
 	Fixture f(12);
 	Node &a = f.node(0), &b = f.node(1);
 	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
 	f.connect(qa, qb, ib::mtu_4096);
-	Buffer &ba = f.buffer(a, 4096, all_access);
-	Buffer &bb = f.buffer(b, 4096, all_access);
+	Buffer &ba = f.buffer(a, 4096, rw_access);
+	Buffer &bb = f.buffer(b, 4096, rw_access);
 	unsigned int log_size = 0;
 	unsigned long cq_bytes = 0;
 	// The fixture's CQ ring size (transport_fixture.cpp, add_node).

@@ -15,8 +15,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 
 sroce_sge sge(Fixture &f, Buffer &b, size_t off, unsigned int len) {
 	return sroce_sge{0x10000000ull + 0x100000ull * 0 + off, len, f.lkey(b)};

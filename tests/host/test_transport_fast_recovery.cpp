@@ -20,8 +20,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 constexpr unsigned char rc_read_response_middle = 0x0e;
 constexpr unsigned char rc_write_middle = 0x07;
 

@@ -15,8 +15,6 @@ using namespace tfx;
 using namespace sroce;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 // Outstanding operations, each on its own memory, and that memory's size
 // (messages go up to half of it): set by run_workload from its Shape.
 unsigned int slots = 16;

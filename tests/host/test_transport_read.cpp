@@ -9,9 +9,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
-
 
 void stream_reads(Fixture &f, unsigned int len, unsigned int total, unsigned int depth, unsigned int timeout) {
 	Node &a = f.node(0), &b = f.node(1);

@@ -11,17 +11,6 @@
 using namespace tfx;
 namespace ib = sroce::ib;
 
-namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
-
-sroce_core_qp_attr query(Qp &q) {
-	sroce_core_qp_attr a{};
-	sroce_core_qp_query(q.qp, &a);
-	return a;
-}
-} // namespace
-
 TEST_CASE("responder: an RNR on a single-packet WRITE with immediate is retried, not fatal",
 	  "[transport][review][rnr]") {
 	Fixture f(31);
@@ -49,7 +38,7 @@ TEST_CASE("responder: an RNR on a single-packet WRITE with immediate is retried,
 	CHECK(cb[0].opcode == ib::wc_recv_rdma_imm);
 	CHECK(cb[0].wr_id == 9);
 	CHECK(std::memcmp(rb.data, la.data, 200) == 0);
-	CHECK(query(qb).qp_state == ib::qps_rts);
+	CHECK(Fixture::query(qb).qp_state == ib::qps_rts);
 	CHECK(f.sim().events_for(&qb.owner).empty());
 }
 
@@ -118,7 +107,7 @@ TEST_CASE("responder: a zero-length READ checks no rkey (IBTA C9-88)", "[transpo
 	std::vector<sroce_cqe> ca;
 	REQUIRE(f.wait_cqes(a, 1, ca));
 	CHECK(ca[0].status == ib::wc_success);
-	CHECK(query(qb).qp_state == ib::qps_rts);
+	CHECK(Fixture::query(qb).qp_state == ib::qps_rts);
 }
 
 TEST_CASE("responder: max_dest_rd_atomic 0 grants no READ or ATOMIC", "[transport][review][read]") {
@@ -135,7 +124,7 @@ TEST_CASE("responder: max_dest_rd_atomic 0 grants no READ or ATOMIC", "[transpor
 	std::vector<sroce_cqe> ca;
 	REQUIRE(f.wait_cqes(a, 1, ca));
 	CHECK(ca[0].status == ib::wc_rem_inv_req_err);
-	CHECK(query(qb).qp_state == ib::qps_err);
+	CHECK(Fixture::query(qb).qp_state == ib::qps_err);
 }
 
 TEST_CASE("responder: a duplicate READ is answered only as the original, and not after remote read was revoked",
@@ -197,8 +186,8 @@ TEST_CASE("qp: the path MTU is clamped to the port's active MTU", "[transport][r
 	Node &a = f.node(0), &b = f.node(1);
 	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
 	f.connect(qa, qb, ib::mtu_4096);
-	CHECK(query(qa).path_mtu == ib::mtu_1024);
-	CHECK(query(qb).path_mtu == ib::mtu_1024);
+	CHECK(Fixture::query(qa).path_mtu == ib::mtu_1024);
+	CHECK(Fixture::query(qb).path_mtu == ib::mtu_1024);
 	unsigned int biggest = 0;
 	f.sim().set_tap([&](const sim::WirePacket &p) { biggest = std::max(biggest, p.len); });
 	Buffer &la = f.buffer(a, 8192, all_access);
@@ -237,10 +226,10 @@ TEST_CASE("requester: a rewound SQ producer index is a corrupt ring", "[transpor
 	hdr->producer = 1;
 	f.sim().call([&](sroce_env_batch *bt) { sroce_core_qp_doorbell(qa.qp, bt); });
 	// At once: the WQE beyond the producer is never fetched or sent.
-	CHECK(query(qa).qp_state == ib::qps_err);
+	CHECK(Fixture::query(qa).qp_state == ib::qps_err);
 	block = false;
 	f.sim().run_for(100000000);
-	CHECK(query(qa).qp_state == ib::qps_err);
+	CHECK(Fixture::query(qa).qp_state == ib::qps_err);
 	CHECK(f.sim().events_for(&qa.owner) == std::vector<int>{ib::ev_qp_fatal});
 	// Both posted WQEs complete (flushed), and nothing beyond them.
 	auto ca = f.poll(a);

@@ -18,8 +18,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 // IBTA 9.7.6.1.3: 4.096 us * 2^timeout.
 constexpr uint64_t timeout_ns(unsigned int t) { return 4096ull << t; }
 

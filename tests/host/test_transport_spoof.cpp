@@ -13,8 +13,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 
 // The IPv4-mapped address of simulated node n (10.0.0.n+1).
 ib::IpUdp addr(int from, int to) {

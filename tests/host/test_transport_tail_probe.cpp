@@ -18,8 +18,6 @@ using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
 // BTH opcodes (RC) and the AETH syndrome of a PSN sequence NAK.
 constexpr unsigned char write_middle = 0x07, write_last = 0x08, read_request = 0x0c, read_response_last = 0x0f,
 			acknowledge = 0x11, atomic_acknowledge = 0x12;

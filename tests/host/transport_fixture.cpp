@@ -173,6 +173,12 @@ Qp &Fixture::qp_mp(Node &n, unsigned int type, unsigned int mp_buf, unsigned int
 	return *qps_.back();
 }
 
+sroce_core_qp_attr Fixture::query(Qp &q) {
+	sroce_core_qp_attr a{};
+	sroce_core_qp_query(q.qp, &a);
+	return a;
+}
+
 int Fixture::modify_state(Qp &q, unsigned int state) {
 	sroce_core_qp_attr a{};
 	a.qp_state = state;

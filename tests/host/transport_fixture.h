@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim.h"
+#include "ib_enums.h"
 #include "packet.h"
 
 extern "C" {
@@ -16,6 +17,10 @@ extern "C" {
 }
 
 namespace tfx {
+
+// Every right an MR or a QP may grant (IB_ACCESS_*).
+constexpr unsigned int all_access = sroce::ib::access::local_write | sroce::ib::access::remote_write |
+				    sroce::ib::access::remote_read | sroce::ib::access::remote_atomic;
 
 // Page-aligned memory with guard regions on both sides, registered as a
 // page-list MR (as the glue registers pinned user pages).
@@ -86,6 +91,8 @@ public:
 		     unsigned int rd_atomic = 16);
 	void to_ud_rts(Qp &q, unsigned int qkey);
 	int modify_state(Qp &q, unsigned int state);
+	// The QP's attributes as sroce_core_qp_query gives them.
+	static sroce_core_qp_attr query(Qp &q);
 	// RTS -> RTS with new IB_ACCESS_* rights.
 	int modify_access(Qp &q, unsigned int access);
 	sroce_core_ah *ah(Node &from, Node &to);

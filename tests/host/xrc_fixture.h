@@ -16,9 +16,6 @@ namespace xrcfx {
 using namespace tfx;
 namespace ib = sroce::ib;
 
-constexpr unsigned int all_access = ib::access::local_write | ib::access::remote_write | ib::access::remote_read |
-				    ib::access::remote_atomic;
-
 inline void *ring_of(unsigned int entries, unsigned int stride, unsigned int *log_size) {
 	return alloc_ring(entries, 1u << 16, stride, log_size);
 }

@@ -169,21 +169,49 @@ static void drain_sends(struct ibv_cq_ex *cq, size_t n)
 	CHECK(got == n && !bad, "%zu sends completed, %zu in error (of %zu)", got, bad, n);
 }
 
+/* A sender a and a receiver b of type t on the CQs scq (both of a's, b's
+ * send) and rcq (b's receives, multi-packet); b's RQ has *mp's sizes
+ * (updated). All four are set, NULL where a create failed. */
+static bool pair_open(enum ibv_qp_type t, struct srocedv_mp_wr_attr *mp, struct ibv_cq_ex **scq,
+		      struct ibv_cq_ex **rcq, struct ibv_qp **a, struct ibv_qp **b)
+{
+	*scq = make_cq(false);
+	*rcq = make_cq(true);
+	*a = *scq ? make_qp(t, *scq, *scq, NULL, NULL) : NULL;
+	*b = *scq && *rcq ? make_qp(t, *scq, *rcq, NULL, mp) : NULL;
+	return *a && *b;
+}
+
+static void pair_close(struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq_ex *scq, struct ibv_cq_ex *rcq)
+{
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	if (scq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(scq));
+	if (rcq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
+}
+
 #define MORE SROCEDV_WC_MP_WR_MORE_IN_MSG
 #define CONSUMED SROCEDV_WC_MP_WR_CONSUMED
 
 static void example_a(void)
 {
 	struct srocedv_mp_wr_attr mp = { 65536, 512 };
-	struct ibv_cq_ex *scq = make_cq(false), *rcq = make_cq(true);
-	struct ibv_qp *a = make_qp(IBV_QPT_RC, scq, scq, NULL, NULL), *b = make_qp(IBV_QPT_RC, scq, rcq, NULL, &mp);
+	struct ibv_cq_ex *scq, *rcq;
+	struct ibv_qp *a, *b;
+	bool up = pair_open(IBV_QPT_RC, &mp, &scq, &rcq, &a, &b);
 	static struct mpc c[256];
 	size_t n, bad = 0;
 	const uint32_t len3[3] = { 4096, 4096, 3808 };
 
-	CHECK(a && b && !connect_pair(a, b), "Example A: an RC pair, the receiver's RQ multi-packet");
-	if (!a || !b)
+	CHECK(up && !connect_pair(a, b), "Example A: an RC pair, the receiver's RQ multi-packet");
+	if (!up) {
+		pair_close(a, b, scq, rcq);
 		return;
+	}
 	CHECK(mp.wr_buffer_sz == 65536 && mp.packet_align_sz == 512, "sizes in use 65536/512: %zu/%u",
 	      mp.wr_buffer_sz, mp.packet_align_sz);
 	for (size_t i = 0; i < 65536; i++)
@@ -214,23 +242,23 @@ static void example_a(void)
 	CHECK(n == 13 && c[0].offset == 12288 && c[12].offset == 12288 + 12 * 4096 && (c[12].flags & CONSUMED) &&
 		      !(c[11].flags & CONSUMED),
 	      "52 KiB were left: a 53,248-byte message fills WR 2 exactly");
-	ibv_destroy_qp(a);
-	ibv_destroy_qp(b);
-	ibv_destroy_cq(ibv_cq_ex_to_cq(scq));
-	ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
+	pair_close(a, b, scq, rcq);
 }
 
 static void example_b(void)
 {
 	struct srocedv_mp_wr_attr mp = { 1 << 20, 4096 };
-	struct ibv_cq_ex *scq = make_cq(false), *rcq = make_cq(true);
-	struct ibv_qp *a = make_qp(IBV_QPT_RC, scq, scq, NULL, NULL), *b = make_qp(IBV_QPT_RC, scq, rcq, NULL, &mp);
+	struct ibv_cq_ex *scq, *rcq;
+	struct ibv_qp *a, *b;
+	bool up = pair_open(IBV_QPT_RC, &mp, &scq, &rcq, &a, &b);
 	static struct mpc c[512];
 	size_t n, bad = 0;
 
-	CHECK(a && b && !connect_pair(a, b), "Example B: 1 MiB buffers, 4 KiB alignment");
-	if (!a || !b)
+	CHECK(up && !connect_pair(a, b), "Example B: 1 MiB buffers, 4 KiB alignment");
+	if (!up) {
+		pair_close(a, b, scq, rcq);
 		return;
+	}
 	CHECK(post_mp(b, NULL, 1, 1 << 20, 1 << 20) == 0 && post_mp(b, NULL, 2, 2 << 20, 1 << 20) == 0,
 	      "two 1 MiB WRs posted");
 	for (unsigned int i = 0; i < 512; i++) {
@@ -243,23 +271,23 @@ static void example_b(void)
 		bad += c[i].wr_id != 1 + i / 256 || c[i].offset != (i % 256) * 4096u || c[i].len != 64 ||
 		       !!(c[i].flags & CONSUMED) != (i % 256 == 255);
 	CHECK(n == 512 && !bad, "512 packets: 256 per WR, 4 KiB apart, CONSUMED on the 256th (%zu wrong)", bad);
-	ibv_destroy_qp(a);
-	ibv_destroy_qp(b);
-	ibv_destroy_cq(ibv_cq_ex_to_cq(scq));
-	ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
+	pair_close(a, b, scq, rcq);
 }
 
 static void uc_incomplete(void)
 {
 	struct srocedv_mp_wr_attr mp = { 8192, 4096 };
-	struct ibv_cq_ex *scq = make_cq(false), *rcq = make_cq(true);
-	struct ibv_qp *a = make_qp(IBV_QPT_UC, scq, scq, NULL, NULL), *b = make_qp(IBV_QPT_UC, scq, rcq, NULL, &mp);
+	struct ibv_cq_ex *scq, *rcq;
+	struct ibv_qp *a, *b;
+	bool up = pair_open(IBV_QPT_UC, &mp, &scq, &rcq, &a, &b);
 	struct mpc c[4];
 	size_t n;
 
-	CHECK(a && b && !connect_pair(a, b), "UC: an 8 KiB multi-packet RQ");
-	if (!a || !b)
+	CHECK(up && !connect_pair(a, b), "UC: an 8 KiB multi-packet RQ");
+	if (!up) {
+		pair_close(a, b, scq, rcq);
 		return;
+	}
 	post_mp(b, NULL, 1, 1 << 20, 8192);
 	send_msg(a, 0, 12000, 0, NULL);
 	drain_sends(scq, 1);
@@ -273,28 +301,28 @@ static void uc_incomplete(void)
 	n = poll_mp(rcq, c, 1);
 	CHECK(n == 1 && c[0].wr_id == 2 && c[0].offset == 0 && c[0].len == 300 && !memcmp(mem + (2 << 20), mem + 100, 300),
 	      "the next UC message is whole");
-	ibv_destroy_qp(a);
-	ibv_destroy_qp(b);
-	ibv_destroy_cq(ibv_cq_ex_to_cq(scq));
-	ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
+	pair_close(a, b, scq, rcq);
 }
 
 static void ud(void)
 {
 	struct srocedv_mp_wr_attr mp = { 8192, 256 };
-	struct ibv_cq_ex *scq = make_cq(false), *rcq = make_cq(true);
-	struct ibv_qp *a = make_qp(IBV_QPT_UD, scq, scq, NULL, NULL), *b = make_qp(IBV_QPT_UD, scq, rcq, NULL, &mp);
+	struct ibv_cq_ex *scq, *rcq;
+	struct ibv_qp *a, *b;
+	bool up = pair_open(IBV_QPT_UD, &mp, &scq, &rcq, &a, &b);
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
 				  .grh = { .dgid = gid, .sgid_index = (uint8_t)gid_idx, .hop_limit = 64 } };
 	struct ibv_ah *ah = NULL;
 	struct mpc c[2];
 	size_t n;
 
-	CHECK(a && b && !qp_to_rts(a, 0, &gid, gid_idx, 0, 14) && !qp_to_rts(b, 0, &gid, gid_idx, 0, 14) &&
+	CHECK(up && !qp_to_rts(a, 0, &gid, gid_idx, 0, 14) && !qp_to_rts(b, 0, &gid, gid_idx, 0, 14) &&
 		      (ah = ibv_create_ah(pd, &aa)),
 	      "UD: a multi-packet RQ, 256 B alignment");
-	if (!ah)
+	if (!ah) {
+		pair_close(a, b, scq, rcq);
 		return;
+	}
 	post_mp(b, NULL, 7, 1 << 20, 8192);
 	send_msg(a, 0, 300, b->qp_num, ah);
 	send_msg(a, 0, 300, b->qp_num, ah);
@@ -304,10 +332,7 @@ static void ud(void)
 		      !memcmp(mem + (1 << 20) + 512 + 40, mem, 300),
 	      "two datagrams of 300 B: GRH and payload at 0 and 512");
 	ibv_destroy_ah(ah);
-	ibv_destroy_qp(a);
-	ibv_destroy_qp(b);
-	ibv_destroy_cq(ibv_cq_ex_to_cq(scq));
-	ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
+	pair_close(a, b, scq, rcq);
 }
 
 /* Four RC senders into one multi-packet SRQ, messages of mixed sizes; each
@@ -427,8 +452,10 @@ static void bad_inputs(void)
 	a = make_qp(IBV_QPT_RC, scq, scq, NULL, NULL);
 	b = make_qp(IBV_QPT_RC, scq, rcq, NULL, &mp);
 	CHECK(a && b && !connect_pair(a, b), "an RC pair with an 8 KiB multi-packet RQ");
-	if (!a || !b)
+	if (!a || !b) {
+		pair_close(a, b, scq, rcq);
 		return;
+	}
 	{
 		struct ibv_sge sg[2] = { { (uintptr_t)mem + (1 << 20), 4096, mr->lkey },
 					 { (uintptr_t)mem + (1 << 20) + 4096, 4000, mr->lkey } };
@@ -468,10 +495,7 @@ static void bad_inputs(void)
 		CHECK(!ibv_query_qp(b, &qa, IBV_QP_STATE, &qi) && qa.qp_state == IBV_QPS_ERR,
 		      "the receiver's QP is in error");
 	}
-	ibv_destroy_qp(a);
-	ibv_destroy_qp(b);
-	ibv_destroy_cq(ibv_cq_ex_to_cq(scq));
-	ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
+	pair_close(a, b, scq, rcq);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(plain));
 }
 
