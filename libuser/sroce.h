@@ -376,6 +376,9 @@ struct ibv_srq *sroce_create_srq_req(struct ibv_pd *pd, struct ibv_srq_init_attr
 				     const struct sroce_create_srq_req *req);
 /* ibv_create_srq_ex: basic and XRC SRQs. */
 struct ibv_srq *sroce_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr);
+/* srocedv_create_srq_ex: req, if any, goes to the kernel as driver data. */
+struct ibv_srq *sroce_create_srq_ex_req(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr,
+					const struct sroce_create_srq_req *req);
 int sroce_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int sroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask);
 int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);

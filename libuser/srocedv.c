@@ -140,33 +140,57 @@ struct ibv_cq_ex *srocedv_create_cq(struct ibv_context *ibctx, struct ibv_cq_ini
 	return cq;
 }
 
-struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_attr,
-				   struct srocedv_srq_init_attr *sroce_attr)
+/* What ibv_create_srq(_ex) does after the provider's create. */
+static struct ibv_srq *srq_made(struct ibv_srq *srq, struct ibv_pd *pd, void *srq_context,
+				const struct sroce_create_srq_req *req, struct srocedv_srq_init_attr *sroce_attr)
 {
-	struct sroce_create_srq_req req = { .comp_mask = sroce_attr ? sroce_attr->comp_mask : 0 };
-	int err = srocedv_create_check(pd ? pd->context : NULL, srq_attr, req.comp_mask,
-				       SROCE_CREATE_SRQ_REQ_MASK);
-	struct ibv_srq *srq;
-
-	if (!err && sroce_attr)
-		err = mp_wr_req(req.comp_mask, sroce_attr->mp_wr, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz);
-	if (err) {
-		errno = err;
-		return NULL;
-	}
-	srq = sroce_create_srq_req(pd, srq_attr, &req);
-	/* What ibv_create_srq does after the provider's create_srq. */
 	if (srq) {
 		srq->context = pd->context;
-		srq->srq_context = srq_attr->srq_context;
+		srq->srq_context = srq_context;
 		srq->pd = pd;
 		srq->events_completed = 0;
 		pthread_mutex_init(&srq->mutex, NULL);
 		pthread_cond_init(&srq->cond, NULL);
-		if (req.comp_mask & SROCE_CREATE_REQ_MP_WR)
+		if (req->comp_mask & SROCE_CREATE_REQ_MP_WR)
 			mp_wr_resp(sroce_attr->mp_wr, &to_ssrq(srq)->ring);
 	}
 	return srq;
+}
+
+/* The SRQ request of sroce_attr, or 0 with errno set. */
+static int srq_req(struct ibv_context *ibctx, const void *attr, struct srocedv_srq_init_attr *sroce_attr,
+		   struct sroce_create_srq_req *req)
+{
+	int err;
+
+	*req = (struct sroce_create_srq_req){ .comp_mask = sroce_attr ? sroce_attr->comp_mask : 0 };
+	err = srocedv_create_check(ibctx, attr, req->comp_mask, SROCE_CREATE_SRQ_REQ_MASK);
+	if (!err && sroce_attr)
+		err = mp_wr_req(req->comp_mask, sroce_attr->mp_wr, &req->mp_wr_buffer_sz, &req->mp_packet_align_sz);
+	errno = err;
+	return err;
+}
+
+struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_attr,
+				   struct srocedv_srq_init_attr *sroce_attr)
+{
+	struct sroce_create_srq_req req;
+
+	if (srq_req(pd ? pd->context : NULL, srq_attr, sroce_attr, &req))
+		return NULL;
+	return srq_made(sroce_create_srq_req(pd, srq_attr, &req), pd, srq_attr->srq_context, &req, sroce_attr);
+}
+
+struct ibv_srq *srocedv_create_srq_ex(struct ibv_context *ibctx, struct ibv_srq_init_attr_ex *srq_attr,
+				      struct srocedv_srq_init_attr *sroce_attr)
+{
+	struct sroce_create_srq_req req;
+
+	if (srq_req(ibctx, srq_attr, sroce_attr, &req))
+		return NULL;
+	/* The PD is checked by the create (EINVAL without one). */
+	return srq_made(sroce_create_srq_ex_req(ibctx, srq_attr, &req), srq_attr->pd, srq_attr->srq_context, &req,
+			sroce_attr);
 }
 
 void srocedv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,

@@ -77,12 +77,18 @@ struct ibv_srq *sroce_create_srq_req(struct ibv_pd *pd, struct ibv_srq_init_attr
  */
 struct ibv_srq *sroce_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
 {
+	return sroce_create_srq_ex_req(ctx, attr, NULL);
+}
+
+struct ibv_srq *sroce_create_srq_ex_req(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr,
+					const struct sroce_create_srq_req *req)
+{
 	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
 			 IBV_SRQ_INIT_ATTR_CQ;
 	struct {
 		struct ibv_create_xsrq ibv;
 		struct sroce_create_srq_req drv;
-	} cmd = {};
+	} cmd = { .drv = req ? *req : (struct sroce_create_srq_req){ 0 } };
 	struct {
 		struct ib_uverbs_create_srq_resp ibv;
 		struct sroce_create_srq_resp drv;
@@ -102,11 +108,19 @@ struct ibv_srq *sroce_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init
 		errno = EINVAL;
 		return NULL;
 	}
+	/* An XRC SRQ's completions go to its CQ: a multi-packet one's must
+	 * read the offsets and flags (a basic SRQ's QPs are checked at create). */
+	if (xrc && req && (req->comp_mask & SROCE_CREATE_REQ_MP_WR) &&
+	    !(to_scq(attr->cq)->wc_flags & SROCEDV_WC_EX_WITH_MP_WR)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
 	/* Fills vsrq: type, and for XRC the domain, CQ and number. */
-	err = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd.ibv, sizeof(cmd.ibv), &resp.ibv, sizeof(resp));
+	err = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv), &resp.ibv,
+				    sizeof(resp));
 	if (err)
 		free(srq);
 	else

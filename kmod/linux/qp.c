@@ -89,10 +89,8 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 		return err;
 	/* An older provider's response ends before the multi-packet sizes. */
 	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_QP_REQ_MASK,
-				 offsetof(struct sroce_create_qp_resp, mp_wr_buffer_sz));
-	if (!err)
-		err = sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, rq,
-				      sizeof(resp));
+				 offsetof(struct sroce_create_qp_resp, mp_wr_buffer_sz)) ?:
+	      sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, rq, sizeof(resp));
 	if (err)
 		return err;
 	if (tgt)

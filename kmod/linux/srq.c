@@ -22,10 +22,8 @@ static int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (init->srq_type != IB_SRQT_BASIC && (init->srq_type != IB_SRQT_XRC || !udata))
 		return -EOPNOTSUPP;
 	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_SRQ_REQ_MASK,
-				 offsetof(struct sroce_create_srq_resp, mp_wr_buffer_sz));
-	if (!err)
-		err = sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, true,
-				      sizeof(resp));
+				 offsetof(struct sroce_create_srq_resp, mp_wr_buffer_sz)) ?:
+	      sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, true, sizeof(resp));
 	if (err)
 		return err;
 	/* max_wr and max_sge are the core's to check (the ring's size, then

@@ -9,13 +9,14 @@
  *                     WR); UC out of buffers within a message (MP_WR_INCOMPLETE);
  *                     UD datagrams; an SRQ shared by 4 RC QPs whose mixed
  *                     messages are rebuilt per qp_num from the offsets and
- *                     flags; and the bad inputs: posts of another length,
+ *                     flags; an XRC SRQ (srocedv_create_srq_ex); and the bad inputs: posts of another length,
  *                     sizes above the caps, the attribute on a QP with an
  *                     SRQ, a CQ without SROCEDV_WC_EX_WITH_MP_WR, and a
  *                     posted descriptor rewritten in the ring (it reaches
  *                     the rings through the provider's private structs).
  * Needs the port's active MTU at 4096 (a netdev MTU of at least 4200).
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -411,6 +412,95 @@ static void shared_srq(void)
 	ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
 }
 
+/* XRC: INIT -> RTR (-> RTS) with the masks of ib_core's XRC columns, MTU 4096. */
+static int xrc_connect(struct ibv_qp *qp, uint32_t dest, bool tgt)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096, .dest_qp_num = dest,
+				  .min_rnr_timer = 1,
+				  .ah_attr = { .is_global = 1, .port_num = 1,
+					       .grh = { .dgid = gid, .sgid_index = (uint8_t)gid_idx, .hop_limit = 64 } } };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				       (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
+		return -1;
+	if (tgt)
+		return 0;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 };
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT |
+					     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A multi-packet XRC SRQ (srocedv_create_srq_ex): an initiator's messages
+ * complete into the SRQ's CQ at their offsets; a CQ without the flag is
+ * refused. */
+static void xrc(void)
+{
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS, .fd = -1,
+					 .oflags = O_CREAT };
+	struct ibv_xrcd *x = ibv_open_xrcd(ctx, &xa);
+	struct ibv_cq_ex *scq = make_cq(false), *rcq = make_cq(true);
+	struct srocedv_mp_wr_attr mp = { 65536, 512 };
+	struct srocedv_srq_init_attr sd = { .comp_mask = SROCEDV_SRQ_INIT_ATTR_MP_WR, .mp_wr = &mp };
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = scq ? ibv_cq_ex_to_cq(scq) : NULL,
+	};
+	struct ibv_qp_init_attr_ex ta = { .qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x };
+	struct ibv_qp_init_attr ia = { .send_cq = scq ? ibv_cq_ex_to_cq(scq) : NULL, .qp_type = IBV_QPT_XRC_SEND,
+				       .cap = { .max_send_wr = 16, .max_send_sge = 1 } };
+	struct ibv_qp *ini = NULL, *tgt = NULL;
+	struct ibv_srq *srq = NULL;
+	static struct mpc c[8];
+	uint32_t srqn = 0;
+	size_t n;
+
+	CHECK(x && scq && rcq, "an XRC domain and CQs");
+	if (!x || !scq || !rcq)
+		goto out;
+	errno = 0;
+	CHECK(!srocedv_create_srq_ex(ctx, &sa, &sd) && errno == EINVAL,
+	      "a multi-packet XRC SRQ on a CQ without SROCEDV_WC_EX_WITH_MP_WR: EINVAL");
+	sa.cq = ibv_cq_ex_to_cq(rcq);
+	srq = srocedv_create_srq_ex(ctx, &sa, &sd);
+	ini = ibv_create_qp(pd, &ia);
+	tgt = ibv_create_qp_ex(ctx, &ta);
+	CHECK(srq && ini && tgt && !ibv_get_srq_num(srq, &srqn) && !xrc_connect(tgt, ini->qp_num, true) &&
+		      !xrc_connect(ini, tgt->qp_num, false),
+	      "a multi-packet XRC SRQ (srocedv_create_srq_ex), an initiator and a target (%s)", strerror(errno));
+	if (!srq || !ini || !tgt)
+		goto out;
+	post_mp(NULL, srq, 1, 1 << 20, 65536);
+	for (int i = 0; i < 2; i++) {
+		struct ibv_sge s = { (uintptr_t)mem, i ? 5000 : 100, mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 1, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+
+		w.qp_type.xrc.remote_srqn = srqn;
+		ibv_post_send(ini, &w, &bad);
+	}
+	drain_sends(scq, 2);
+	n = poll_mp(rcq, c, 3);
+	CHECK(n == 3 && c[0].offset == 0 && c[0].len == 100 && c[1].offset == 512 && (c[1].flags & MORE) &&
+		      c[2].offset == 512 + 4096 && c[2].len == 5000 - 4096 && c[2].qp_num == tgt->qp_num &&
+		      !memcmp(mem + (1 << 20) + 512, mem, 5000),
+	      "two messages into the XRC SRQ's buffer at 0, 512 and 4608, in its CQ");
+out:
+	if (ini)
+		ibv_destroy_qp(ini);
+	if (tgt)
+		ibv_destroy_qp(tgt);
+	if (srq)
+		ibv_destroy_srq(srq);
+	pair_close(NULL, NULL, scq, rcq);
+	if (x)
+		ibv_close_xrcd(x);
+}
+
 static void bad_inputs(void)
 {
 	struct srocedv_device_attr da = { .comp_mask = SROCEDV_DEVICE_ATTR_MASK_MP_WR_CAPS };
@@ -518,6 +608,7 @@ int main(int argc, char **argv)
 	uc_incomplete();
 	ud();
 	shared_srq();
+	xrc();
 	bad_inputs();
 	printf("sroce_mp_wr: %s (%d failed)\n", failures ? "FAILED" : "all passed", failures);
 	return failures ? 1 : 0;

@@ -192,6 +192,12 @@ struct ibv_cq_ex *srocedv_create_cq(struct ibv_context *context, struct ibv_cq_i
 struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_attr,
 				   struct srocedv_srq_init_attr *sroce_attr);
 
+/* srocedv_create_srq_ex - ibv_create_srq_ex with sroce attributes: a basic
+ * or an XRC SRQ (a multi-packet XRC SRQ's CQ needs
+ * SROCEDV_WC_EX_WITH_MP_WR); errors as srocedv_create_srq. */
+struct ibv_srq *srocedv_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *srq_attr,
+				      struct srocedv_srq_init_attr *sroce_attr);
+
 /*
  * srocedv_alloc_xrc_rcv_qp - the kernel-owned XRC receive QP of seed 001
  * (Documentation/xrc.md): an XRC target the kernel makes in domain xrcd, in
