@@ -3,6 +3,9 @@
  * sroce_mp_wr - multi-packet receive work requests (seed 000;
  * Documentation/mp-wr.md) on one device, QPs connected to each other:
  *
+ *   sroce_mp_wr DEV reassembly
+ *                     RC messages of 1 B to 1 MiB rebuilt from the offsets
+ *                     and flags
  *   sroce_mp_wr DEV   the seed's Example A on RC (64 KiB buffers, 512 B
  *                     alignment, MTU 4096: every offset, length and flag
  *                     asserted) and Example B (1 MiB, 4 KiB: 256 packets a
@@ -501,6 +504,64 @@ out:
 		ibv_close_xrcd(x);
 }
 
+/* RC messages of 1 B to 1 MiB through 64 KiB buffers, rebuilt from the
+ * offsets and flags and compared byte for byte, the buffers reposted as
+ * they are released. */
+static void reassembly(void)
+{
+	struct srocedv_mp_wr_attr mp = { 65536, 512 };
+	struct ibv_cq_ex *scq, *rcq;
+	struct ibv_qp *a, *b;
+	bool up = pair_open(IBV_QPT_RC, &mp, &scq, &rcq, &a, &b);
+	static const uint32_t sizes[] = { 1, 777, 4096, 4097, 12000, 65536, 200000, 1u << 20 };
+	enum { SRC = 2 << 20, NBUF = MAX_RECV - 1, ROUNDS = 3 };
+	static uint8_t got[1 << 20];
+	static struct mpc c[64];
+	uint32_t have = 0, done = 0, wrong = 0, sent = 0;
+
+	CHECK(up && !connect_pair(a, b), "reassembly: an RC pair, 64 KiB buffers");
+	if (!up) {
+		pair_close(a, b, scq, rcq);
+		return;
+	}
+	for (size_t i = 0; i < SRC; i++)
+		mem[i] = (uint8_t)(i * 13 + 5);
+	for (int i = 0; i < NBUF; i++)
+		post_mp(b, NULL, (uint64_t)i + 1, SRC + (size_t)i * 65536, 65536);
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int k = 0; k < 8; k++, sent++) {
+			uint32_t len = sizes[k];
+			size_t off = ((size_t)sent * 4099) % (1u << 20);
+
+			send_msg(a, off, len, 0, NULL);
+			drain_sends(scq, 1);
+			have = 0;
+			for (bool end = false; !end;) {
+				size_t n = poll_mp(rcq, c, 1);
+
+				if (!n)
+					break;
+				if (c[0].status != IBV_WC_SUCCESS) {
+					wrong++;
+					break;
+				}
+				if (c[0].opcode != SROCEDV_WC_RECV_NOP) {
+					memcpy(got + have, mem + SRC + (c[0].wr_id - 1) * 65536 + c[0].offset, c[0].len);
+					have += c[0].len;
+					end = !(c[0].flags & MORE);
+				}
+				if (c[0].flags & CONSUMED) /* free again: post it anew */
+					post_mp(b, NULL, c[0].wr_id, SRC + (c[0].wr_id - 1) * 65536, 65536);
+			}
+			done++;
+			wrong += have != len || memcmp(got, mem + off, len);
+		}
+	}
+	CHECK(done == sent && !wrong, "%u messages of 1 B to 1 MiB rebuilt from offsets and flags, %u wrong", done,
+	      wrong);
+	pair_close(a, b, scq, rcq);
+}
+
 static void bad_inputs(void)
 {
 	struct srocedv_device_attr da = { .comp_mask = SROCEDV_DEVICE_ATTR_MASK_MP_WR_CAPS };
@@ -592,7 +653,7 @@ static void bad_inputs(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DEV\n", argv[0]);
+		fprintf(stderr, "usage: %s DEV [reassembly]\n", argv[0]);
 		return 2;
 	}
 	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx))
@@ -603,6 +664,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "no MR\n");
 		return 1;
 	}
+	if (argc > 2 && !strcmp(argv[2], "reassembly")) {
+		reassembly();
+		goto out;
+	}
 	example_a();
 	example_b();
 	uc_incomplete();
@@ -610,6 +675,7 @@ int main(int argc, char **argv)
 	shared_srq();
 	xrc();
 	bad_inputs();
+out:
 	printf("sroce_mp_wr: %s (%d failed)\n", failures ? "FAILED" : "all passed", failures);
 	return failures ? 1 : 0;
 }
