@@ -141,7 +141,8 @@ void Fixture::dereg(Buffer &b) {
 
 Qp &Fixture::qp(Node &n, unsigned int type, unsigned int depth) { return qp_mp(n, type, 0, 0, depth); }
 
-Qp &Fixture::qp_mp(Node &n, unsigned int type, unsigned int mp_buf, unsigned int mp_align, unsigned int depth) {
+Qp &Fixture::qp_mp(Node &n, unsigned int type, unsigned int mp_buf, unsigned int mp_align, unsigned int depth,
+		   sroce_core_srq *srq) {
 	auto q = std::make_unique<Qp>();
 	q->node = &n;
 	q->type = type;
@@ -162,9 +163,10 @@ Qp &Fixture::qp_mp(Node &n, unsigned int type, unsigned int mp_buf, unsigned int
 	qi.sq_ring = q->sq.mem;
 	qi.sq_log_size = q->sq.log_size;
 	qi.sq_stride = q->sq_stride;
-	qi.rq_ring = q->rq.mem;
+	qi.rq_ring = srq ? nullptr : q->rq.mem;
 	qi.rq_log_size = q->rq.log_size;
 	qi.rq_stride = q->rq_stride;
+	qi.srq = srq;
 	qi.mp_wr_buffer_sz = mp_buf;
 	qi.mp_packet_align_sz = mp_align;
 	REQUIRE(sroce_core_qp_create(n.dev, &qi, &q->qp) == 0);

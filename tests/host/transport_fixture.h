@@ -83,8 +83,10 @@ public:
 	unsigned int lkey(const Buffer &b) const;
 
 	Qp &qp(Node &n, unsigned int type, unsigned int depth = 256);
-	// A QP whose RQ is multi-packet (sizes as sroce_core_mp_wr_round gives them).
-	Qp &qp_mp(Node &n, unsigned int type, unsigned int mp_buf, unsigned int mp_align, unsigned int depth = 256);
+	// A QP whose RQ is multi-packet (sizes as sroce_core_mp_wr_round gives
+	// them), or (sizes 0) one that takes its receives from srq.
+	Qp &qp_mp(Node &n, unsigned int type, unsigned int mp_buf, unsigned int mp_align, unsigned int depth = 256,
+		  sroce_core_srq *srq = nullptr);
 	// RESET -> INIT -> RTR -> RTS against the peer (RC/UC), or for UD.
 	void connect(Qp &a, Qp &b, unsigned int path_mtu, unsigned int psn_a = 0, unsigned int psn_b = 0,
 		     unsigned int timeout = 10, unsigned int retry = 7, unsigned int rnr_retry = 7,

@@ -45,14 +45,16 @@ struct OwnCq {
 	}
 };
 
-// An SRQ on a node: XRC (with its own CQ) when xrcd is given, basic if not.
+// An SRQ on a node: XRC (with its own CQ) when xrcd is given, basic if not;
+// multi-packet with mp_buf and mp_align.
 struct TestSrq {
 	tfx::Ring ring;
 	std::unique_ptr<OwnCq> cq;
 	sroce_core_srq *srq = nullptr;
 	unsigned int srqn = 0;
 	int owner = 0;
-	TestSrq(sroce_core_dev *dev, sroce_core_pd *pd, sroce_core_xrcd *xrcd) {
+	TestSrq(sroce_core_dev *dev, sroce_core_pd *pd, sroce_core_xrcd *xrcd, unsigned int mp_buf = 0,
+		unsigned int mp_align = 0) {
 		unsigned int stride = sroce_core_wqe_stride(4, 0);
 		ring.mem = ring_of(256, stride, &ring.log_size);
 		sroce_core_srq_init si{};
@@ -62,6 +64,8 @@ struct TestSrq {
 		si.log_size = ring.log_size;
 		si.stride = stride;
 		si.max_sge = 4;
+		si.mp_wr_buffer_sz = mp_buf;
+		si.mp_packet_align_sz = mp_align;
 		if (xrcd) {
 			cq = std::make_unique<OwnCq>(dev);
 			si.xrcd = xrcd;

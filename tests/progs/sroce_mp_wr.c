@@ -3,9 +3,9 @@
  * sroce_mp_wr - multi-packet receive work requests (seed 000;
  * Documentation/mp-wr.md) on one device, QPs connected to each other:
  *
- *   sroce_mp_wr DEV reassembly
- *                     RC messages of 1 B to 1 MiB rebuilt from the offsets
- *                     and flags
+ *   sroce_mp_wr DEV reassembly [PEER]
+ *                     RC messages of 1 B to 1 MiB from DEV to PEER (or to
+ *                     DEV) rebuilt from the offsets and flags
  *   sroce_mp_wr DEV   the seed's Example A on RC (64 KiB buffers, 512 B
  *                     alignment, MTU 4096: every offset, length and flag
  *                     asserted) and Example B (1 MiB, 4 KiB: 256 packets a
@@ -31,6 +31,18 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static union ibv_gid gid;
 static int gid_idx;
+
+/* A device's objects: the reassembly between two devices switches the
+ * globals above (and mr) from one to the other. */
+struct devset {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	union ibv_gid gid;
+	int gid_idx;
+};
+static struct devset here, peer;
+static void use(const struct devset *d);
 
 enum { MAX_RECV = 64 };
 
@@ -104,6 +116,15 @@ static int connect_pair(struct ibv_qp *a, struct ibv_qp *b)
 static uint8_t *mem;
 static struct ibv_mr *mr;
 enum { MEM = 8 << 20, CANARY = 4096 };
+
+static void use(const struct devset *d)
+{
+	ctx = d->ctx;
+	pd = d->pd;
+	mr = d->mr;
+	gid = d->gid;
+	gid_idx = d->gid_idx;
+}
 
 static int post_mp(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id, size_t off, size_t len)
 {
@@ -512,22 +533,34 @@ static void reassembly(void)
 	struct srocedv_mp_wr_attr mp = { 65536, 512 };
 	struct ibv_cq_ex *scq, *rcq;
 	struct ibv_qp *a, *b;
-	bool up = pair_open(IBV_QPT_RC, &mp, &scq, &rcq, &a, &b);
+	bool up;
 	static const uint32_t sizes[] = { 1, 777, 4096, 4097, 12000, 65536, 200000, 1u << 20 };
 	enum { SRC = 2 << 20, NBUF = MAX_RECV - 1, ROUNDS = 3 };
 	static uint8_t got[1 << 20];
 	static struct mpc c[64];
 	uint32_t have = 0, done = 0, wrong = 0, sent = 0;
 
-	CHECK(up && !connect_pair(a, b), "reassembly: an RC pair, 64 KiB buffers");
+	/* The sender on `here`, the receiver on `peer` (the same device
+	 * when the run names no peer). */
+	use(&peer);
+	rcq = make_cq(true);
+	b = rcq ? make_qp(IBV_QPT_RC, rcq, rcq, NULL, &mp) : NULL;
+	use(&here);
+	scq = make_cq(false);
+	a = scq ? make_qp(IBV_QPT_RC, scq, scq, NULL, NULL) : NULL;
+	up = a && b && !qp_to_rts_mtu(a, b->qp_num, &peer.gid, here.gid_idx, 1, 14, IBV_MTU_4096) &&
+	     !qp_to_rts_mtu(b, a->qp_num, &here.gid, peer.gid_idx, 1, 14, IBV_MTU_4096);
+	CHECK(up, "reassembly: an RC pair, 64 KiB buffers (%s)", up ? "ok" : strerror(errno));
 	if (!up) {
 		pair_close(a, b, scq, rcq);
 		return;
 	}
 	for (size_t i = 0; i < SRC; i++)
 		mem[i] = (uint8_t)(i * 13 + 5);
+	use(&peer);
 	for (int i = 0; i < NBUF; i++)
 		post_mp(b, NULL, (uint64_t)i + 1, SRC + (size_t)i * 65536, 65536);
+	use(&here);
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int k = 0; k < 8; k++, sent++) {
 			uint32_t len = sizes[k];
@@ -550,8 +583,11 @@ static void reassembly(void)
 					have += c[0].len;
 					end = !(c[0].flags & MORE);
 				}
-				if (c[0].flags & CONSUMED) /* free again: post it anew */
+				if (c[0].flags & CONSUMED) { /* free again: post it anew */
+					use(&peer);
 					post_mp(b, NULL, c[0].wr_id, SRC + (c[0].wr_id - 1) * 65536, 65536);
+					use(&here);
+				}
 			}
 			done++;
 			wrong += have != len || memcmp(got, mem + off, len);
@@ -650,20 +686,27 @@ static void bad_inputs(void)
 	ibv_destroy_cq(ibv_cq_ex_to_cq(plain));
 }
 
+/* The device and its registration of mem: 0, or 1 with a message. */
+static int open_dev(const char *name, struct devset *d)
+{
+	if (open_with_gid(name, &d->ctx, &d->pd, &d->gid, &d->gid_idx))
+		return 1;
+	d->mr = ibv_reg_mr(d->pd, mem, MEM, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!d->mr)
+		fprintf(stderr, "%s: no MR: %s\n", name, strerror(errno));
+	return !d->mr;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DEV [reassembly]\n", argv[0]);
+		fprintf(stderr, "usage: %s DEV [reassembly [PEER]]\n", argv[0]);
 		return 2;
 	}
-	if (open_with_gid(argv[1], &ctx, &pd, &gid, &gid_idx))
-		return 1;
 	mem = aligned_alloc(4096, MEM);
-	mr = mem ? ibv_reg_mr(pd, mem, MEM, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) : NULL;
-	if (!mr) {
-		fprintf(stderr, "no MR\n");
+	if (!mem || open_dev(argv[1], &here) || (argc > 3 ? open_dev(argv[3], &peer) : (peer = here, 0)))
 		return 1;
-	}
+	use(&here);
 	if (argc > 2 && !strcmp(argv[2], "reassembly")) {
 		reassembly();
 		goto out;
