@@ -65,7 +65,7 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 	/* The receive CQ of a multi-packet queue (the QP's own, or its
 	 * SRQ's) reads the offsets and flags: SROCEDV_WC_EX_WITH_MP_WR. */
 	if (((req && (req->comp_mask & SROCE_CREATE_REQ_MP_WR)) || (attr->srq && to_ssrq(attr->srq)->ring.mp_size)) &&
-	    (!attr->recv_cq || !(to_scq(attr->recv_cq)->wc_flags & SROCEDV_WC_EX_WITH_MP_WR))) {
+	    !sroce_cq_reads_mp(attr->recv_cq)) {
 		err = EINVAL;
 		goto err_free;
 	}

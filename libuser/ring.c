@@ -69,13 +69,12 @@ void sroce_wq_publish(struct sroce_uring *r)
 	sroce_store_release(&r->hdr->producer, r->idx);
 }
 
-/* A multi-packet queue's WR is exactly its buffer size. */
+/* A multi-packet queue's WR is exactly its buffer size (num_sge already
+ * bounded by max_sge). */
 static bool mp_size_ok(const struct sroce_uring *r, const struct ibv_recv_wr *wr)
 {
 	uint64_t n = 0;
 
-	if (!r->mp_size)
-		return true;
 	for (int i = 0; i < wr->num_sge; i++)
 		n += wr->sg_list[i].length;
 	return n == r->mp_size;
@@ -88,7 +87,7 @@ int sroce_post_recv_list(struct sroce_uring *r, uint32_t max_sge, struct ibv_rec
 	int err = 0;
 
 	for (struct ibv_recv_wr *w = wr; r->mp_size && w; w = w->next) {
-		if (w->num_sge < 0 || !mp_size_ok(r, w)) {
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > max_sge || !mp_size_ok(r, w)) {
 			*bad_wr = w;
 			return EINVAL;
 		}

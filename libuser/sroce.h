@@ -244,6 +244,11 @@ int sroce_destroy_cq(struct ibv_cq *ibcq);
 int sroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int sroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
+/* A receive CQ of a multi-packet queue must read its offsets and flags. */
+static inline bool sroce_cq_reads_mp(struct ibv_cq *cq)
+{
+	return cq && (to_scq(cq)->wc_flags & SROCEDV_WC_EX_WITH_MP_WR);
+}
 /* The ibv_wc_flags of a CQE: a table, no branch (every poller's path). */
 static inline unsigned int sroce_cqe_wc_flags(const struct sroce_cqe *cqe)
 {

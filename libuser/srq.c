@@ -110,8 +110,7 @@ struct ibv_srq *sroce_create_srq_ex_req(struct ibv_context *ctx, struct ibv_srq_
 	}
 	/* An XRC SRQ's completions go to its CQ: a multi-packet one's must
 	 * read the offsets and flags (a basic SRQ's QPs are checked at create). */
-	if (xrc && req && (req->comp_mask & SROCE_CREATE_REQ_MP_WR) &&
-	    !(to_scq(attr->cq)->wc_flags & SROCEDV_WC_EX_WITH_MP_WR)) {
+	if (xrc && req && (req->comp_mask & SROCE_CREATE_REQ_MP_WR) && !sroce_cq_reads_mp(attr->cq)) {
 		errno = EINVAL;
 		return NULL;
 	}

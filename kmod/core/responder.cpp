@@ -274,8 +274,9 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	// WRITE with immediate consumes a receive WQE at its last packet; RNR
 	// before any byte of that packet is placed.
-	bool mp = mp_receive_locked();
-	if (last && (pi.flags & ib::op_immdt) && !recvq_.valid && !mp) {
+	bool imm_last = last && (pi.flags & ib::op_immdt);
+	bool mp = imm_last && mp_receive_locked();
+	if (imm_last && !recvq_.valid && !mp) {
 		int t = take_recv_locked(b);
 		if (t == 1) {
 			rnr_locked(rx, first, b);
@@ -311,14 +312,14 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 		}
 	}
 	// Multi-packet: the immediate completes on the buffer in use.
-	if (last && (pi.flags & ib::op_immdt) && mp && !mp_write_imm_locked(rx, b))
+	if (mp && !mp_write_imm_locked(rx, b))
 		return;
 	resp_.recv_offset += pi.payload_len;
 	resp_.epsn = psn_add(psn, 1);
 	if (last) {
 		resp_.msn = psn_add(resp_.msn, 1);
 		resp_.in_message = false;
-		if ((pi.flags & ib::op_immdt) && !mp) {
+		if (imm_last && !mp) {
 			resp_.msg_imm_data = pi.hdr.immdt.imm;
 			finish_recv_locked(ib::wc_success, resp_.write_len, rx, true, b);
 		}

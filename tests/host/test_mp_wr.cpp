@@ -71,8 +71,6 @@ TEST_CASE("mp-wr: sizes are rounded up, and refused above the caps", "[mp_wr]") 
 TEST_CASE("mp-wr: the core refuses sizes not rounded, an SRQ's QP and an XRC target", "[mp_wr][bad]") {
 	Fixture f(70);
 	Node &n = f.node(0);
-	Qp &ok = f.qp(n, ib::qpt_rc);
-	(void)ok;
 	sroce_core_qp_init qi{};
 	void *sq = nullptr, *rq = nullptr;
 	unsigned int lg = 0;
@@ -216,6 +214,27 @@ TEST_CASE("mp-wr: RC out of buffers within a message answers RNR and resumes the
 	CHECK(std::memcmp(dst.data + 8192, src.data + 8192, 12000 - 8192) == 0);
 	CHECK(Fixture::query(qb).qp_state == ib::qps_rts);
 	CHECK(Fixture::query(qa).qp_state == ib::qps_rts);
+}
+
+TEST_CASE("mp-wr: an RC message that outruns every buffer ends in RNR_RETRY_EXC_ERR, nothing placed outside",
+	  "[mp_wr][rc][rnr]") {
+	Fixture f(79);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 8192, 4096);
+	f.connect(qa, qb, ib::mtu_4096, 0, 0, 10, 7, 2); // rnr_retry 2
+	Buffer &src = f.buffer(a, 16384, all_access);
+	Buffer &dst = f.buffer(b, 8192, all_access);
+	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192)}) == 0);
+	send(f, qa, src, 0, 12000, 7);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca, 30000000000ull));
+	CHECK(ca[0].wr_id == 7);
+	CHECK(ca[0].status == ib::wc_rnr_retry_exc_err);
+	auto c = recvs(f.poll(b));
+	REQUIRE(c.size() == 2); // the two packets that fit, nothing more
+	CHECK((has(c[1], SROCE_CQE_MP_CONSUMED) && has(c[1], SROCE_CQE_MP_MORE_IN_MSG)));
+	CHECK(std::memcmp(dst.data, src.data, 8192) == 0);
+	CHECK(dst.guards_intact());
 }
 
 TEST_CASE("mp-wr: UC out of buffers within a message ends it with MP_INCOMPLETE", "[mp_wr][uc]") {

@@ -49,6 +49,10 @@ static void check_post(struct sroce_uring *r, int (*post)(void *obj, struct ibv_
 	w[1].num_sge = 1; /* 4096 bytes */
 	CHECK(post(obj, w, &bad) == EINVAL && bad == &w[1]);
 	CHECK(r->idx == idx && r->hdr->producer == prod);
+	/* More SGEs than the queue takes: refused before the list is read. */
+	w[1].num_sge = MAX_SGE + 1;
+	CHECK(post(obj, w, &bad) == EINVAL && bad == &w[1]);
+	CHECK(r->idx == idx && r->hdr->producer == prod);
 	w[1].num_sge = 2;
 	bad = NULL;
 	CHECK(post(obj, w, &bad) == 0 && bad == NULL);
