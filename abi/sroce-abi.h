@@ -259,6 +259,18 @@ enum sroce_cqe_flags {
 	SROCE_CQE_MP_INCOMPLETE = 1 << 6,  /* MP-WR: the message ended unfinished */
 };
 
+/* RSS: what a message matched, in hash_type of a CQE flagged
+ * SROCE_CQE_WITH_HASH (Documentation/rss.md; kmod/core/rss.h's Kind). */
+enum sroce_cqe_hash_type {
+	SROCE_HASH_NONE = 0, /* no field matched: hash_value 0 */
+	SROCE_HASH_IPV4 = 1,
+	SROCE_HASH_IPV6 = 2,
+	SROCE_HASH_TCP_IPV4 = 3,
+	SROCE_HASH_TCP_IPV6 = 4,
+	SROCE_HASH_UDP_IPV4 = 5,
+	SROCE_HASH_UDP_IPV6 = 6,
+};
+
 /* Multi-packet receive (seed 000; Documentation/mp-wr.md). A queue created
  * with a buffer size and a packet alignment takes receive WQEs of exactly
  * that many bytes; every packet goes to the next alignment boundary of the

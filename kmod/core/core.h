@@ -22,6 +22,8 @@ struct sroce_alloc_ucontext_resp;
 struct sroce_core_cq;
 struct sroce_core_qp;
 struct sroce_core_srq;
+struct sroce_core_wq;
+struct sroce_core_ind_table;
 struct sroce_core_xrcd;
 struct sroce_core_mr;
 struct sroce_core_mw;
@@ -198,6 +200,53 @@ void sroce_core_srq_query(struct sroce_core_srq *srq, unsigned int *max_wr, unsi
 			  unsigned int *limit);
 unsigned int sroce_core_srq_number(const struct sroce_core_srq *srq);
 
+/* Receive work queues and RSS (Documentation/rss.md). A WQ is a receive
+ * ring with its own PD and CQ; an indirection table lists 2^log_size WQs
+ * (repeats allowed); an RSS QP (a UD QP created with a table) spreads the
+ * messages it receives over the table by the hash of their headers. */
+struct sroce_core_wq_init {
+	void *owner;             /* ib_wq: passed back in events */
+	struct sroce_core_pd *pd;
+	struct sroce_core_cq *cq;
+	void *ring;
+	unsigned int log_size;
+	unsigned int stride;     /* bytes per WQE: sroce_core_wqe_stride */
+	unsigned int max_sge;
+	int user;
+};
+int sroce_core_wq_create(struct sroce_core_dev *dev, const struct sroce_core_wq_init *init,
+			 struct sroce_core_wq **out);
+void sroce_core_wq_destroy(struct sroce_core_wq *wq);
+unsigned int sroce_core_wq_number(const struct sroce_core_wq *wq);
+/* To `state` (enum ib_wq_state); cur_state is the caller's statement of
+ * the current state (IB_WQ_CUR_STATE) or -1. -EINVAL for a transition the
+ * WQ refuses. Moving to ERR flushes; to RESET discards what is posted. */
+int sroce_core_wq_modify(struct sroce_core_wq *wq, unsigned int state, int cur_state,
+			 struct sroce_env_batch *b);
+unsigned int sroce_core_wq_state(struct sroce_core_wq *wq);
+int sroce_core_wq_post_recv(struct sroce_core_wq *wq, const struct sroce_wqe *wqe,
+			    const struct sroce_sge *sge);
+/* wqs: 2^log_size WQs of the device (-EINVAL otherwise, or above
+ * SROCE_MAX_RWQ_IND_TABLE_LOG). The table holds a reference on each. */
+int sroce_core_ind_table_create(struct sroce_core_dev *dev, unsigned int log_size,
+				struct sroce_core_wq *const *wqs, struct sroce_core_ind_table **out);
+void sroce_core_ind_table_destroy(struct sroce_core_ind_table *t);
+
+/* An RSS QP's hashing (rss.h): enum ibv_rx_hash_fields, the function, the
+ * headers, the Toeplitz key; and an optional default WQ for messages that
+ * match no field (NULL: they hash to 0). */
+enum sroce_core_rss_func { SROCE_CORE_RSS_TOEPLITZ = 0, SROCE_CORE_RSS_XOR = 1 };
+enum sroce_core_rss_headers { SROCE_CORE_RSS_OUTER = 0, SROCE_CORE_RSS_PAYLOAD = 1 };
+struct sroce_core_rss_init {
+	struct sroce_core_ind_table *table;
+	struct sroce_core_wq *default_wq;
+	unsigned long long fields;
+	unsigned int func;       /* enum sroce_core_rss_func */
+	unsigned int headers;    /* enum sroce_core_rss_headers */
+	unsigned int key_len;    /* 40 for Toeplitz; ignored by XOR */
+	unsigned char key[40];
+};
+
 /* Queue pairs. XRC (IBTA annex A14): an initiator (XRC_INI) is a send-only
  * RC QP: PD, send CQ and SQ, no receive side. A target (XRC_TGT) is a
  * receive-only one: its XRC domain and nothing else (no PD, CQs, SRQ or
@@ -231,6 +280,9 @@ struct sroce_core_qp_init {
 	 * SRQ the sizes): as sroce_core_mp_wr_round gives them, or both 0. */
 	unsigned int mp_wr_buffer_sz;
 	unsigned int mp_packet_align_sz;
+	/* UD only: an RSS QP, which has no RQ of its own (rq_ring NULL, no
+	 * SRQ) and receives into the table's WQs. NULL: an ordinary QP. */
+	const struct sroce_core_rss_init *rss;
 };
 int sroce_core_qp_create(struct sroce_core_dev *dev, const struct sroce_core_qp_init *init,
 			 struct sroce_core_qp **out);

@@ -3,6 +3,7 @@
 #include "abi.h"
 #include "core.h"
 #include "handle.h"
+#include "ind_table.h"
 #include "mp_recv.h"
 #include "param.h"
 #include "qp.h"
@@ -113,6 +114,39 @@ unsigned int sroce_core_srq_number(const sroce_core_srq *srq) { return obj<Srq>(
 
 int sroce_core_srq_post_recv(sroce_core_srq *srq, const sroce_wqe *wqe, const sroce_sge *sge, sroce_env_batch *) {
 	return ktl::to_rc(obj<Srq>(srq)->post(*wqe, sge));
+}
+
+int sroce_core_wq_create(sroce_core_dev *dev, const sroce_core_wq_init *init, sroce_core_wq **out) {
+	return to_handle(Wq::create(*dev_of(dev), *init), out);
+}
+
+void sroce_core_wq_destroy(sroce_core_wq *wq) {
+	if (!wq)
+		return;
+	obj<Wq>(wq)->kill();
+	obj<Wq>(wq)->unref();
+}
+
+unsigned int sroce_core_wq_number(const sroce_core_wq *wq) { return obj<Wq>(wq)->wqn(); }
+
+int sroce_core_wq_modify(sroce_core_wq *wq, unsigned int state, int cur_state, sroce_env_batch *b) {
+	return ktl::to_rc(obj<Wq>(wq)->modify(state, cur_state, b));
+}
+
+unsigned int sroce_core_wq_state(sroce_core_wq *wq) { return obj<Wq>(wq)->state(); }
+
+int sroce_core_wq_post_recv(sroce_core_wq *wq, const sroce_wqe *wqe, const sroce_sge *sge) {
+	return ktl::to_rc(obj<Wq>(wq)->post(*wqe, sge));
+}
+
+int sroce_core_ind_table_create(sroce_core_dev *dev, unsigned int log_size, sroce_core_wq *const *wqs,
+				sroce_core_ind_table **out) {
+	return to_handle(IndTable::create(*dev_of(dev), log_size, reinterpret_cast<Wq *const *>(wqs)), out);
+}
+
+void sroce_core_ind_table_destroy(sroce_core_ind_table *t) {
+	if (t)
+		obj<IndTable>(t)->unref();
 }
 
 int sroce_core_qp_create(sroce_core_dev *dev, const sroce_core_qp_init *init, sroce_core_qp **out) {

@@ -65,6 +65,8 @@ struct DeviceCounts {
 	BoundedCount qps;
 	BoundedCount cqs;
 	BoundedCount srqs;
+	BoundedCount wqs;
+	BoundedCount ind_tables;
 	BoundedCount mrs;
 	BoundedCount mws;
 	BoundedCount ahs;
@@ -88,6 +90,7 @@ public:
 	// An MR with npages pinned pages came (true) or went (false).
 	void count_mr(u64 npages, bool add);
 	IdAllocator &xrcd_ids() { return xrcd_ids_; }
+	IdAllocator &wq_ids() { return wq_ids_; }
 	// SRQN -> Srq: an XRC target finds a message's SRQ by the number in
 	// its XRCETH. 0 is never an SRQN, so an unset one matches nothing.
 	ObjectTable<Srq> &srqs() { return srqs_; }
@@ -118,6 +121,7 @@ private:
 	IdAllocator pd_ids_;
 	MemoryKeyTable keys_;
 	IdAllocator xrcd_ids_;
+	IdAllocator wq_ids_;
 	ObjectTable<Srq> srqs_;
 	ObjectTable<Qp> qps_;
 	ObjectTable<Ah> ahs_;

@@ -50,6 +50,7 @@ enum sroce_env_lock_kind {
 	SROCE_LOCK_SQ_POLLER = 0, /* SqPoller: its list of polled QPs */
 	SROCE_LOCK_QP,            /* Qp: queue and transport state */
 	SROCE_LOCK_SRQ,           /* Srq: its receive ring */
+	SROCE_LOCK_WQ,            /* Wq: its receive ring and state */
 	SROCE_LOCK_CQ,            /* CompletionQueue: its ring and owners */
 	SROCE_LOCK_KEY_TABLE,     /* MemoryKeyTable: the key entries */
 	SROCE_LOCK_OBJECT_TABLE,  /* ObjectTable<T>: number -> object slots */

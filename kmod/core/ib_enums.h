@@ -39,6 +39,10 @@ enum QpType : u32 { qpt_smi = 0, qpt_gsi = 1, qpt_rc = 2, qpt_uc = 3, qpt_ud = 4
 enum QpState : u32 { qps_reset = 0, qps_init, qps_rtr, qps_rts, qps_sqd, qps_sqe, qps_err };
 constexpr u32 qps_count = 7;
 
+// enum ib_wq_state
+enum WqState : u32 { wqs_reset = 0, wqs_rdy, wqs_err };
+constexpr u32 wqs_count = 3;
+
 // enum ib_qp_attr_mask
 enum QpAttrMask : u32 {
 	attr_state = 1 << 0,
@@ -139,6 +143,7 @@ enum Event : int {
 	ev_srq_err = 14,
 	ev_srq_limit_reached = 15,
 	ev_qp_last_wqe_reached = 16,
+	ev_wq_fatal = 19,
 };
 
 // IB_CQ_* notify flags

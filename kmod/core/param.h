@@ -32,6 +32,12 @@
 #define SROCE_MAX_SRQ_SGE 27u
 #define SROCE_MAX_AH (1u << 16)
 #define SROCE_MAX_XRCD (1u << 12)
+/* Receive work queues and RSS indirection tables (Documentation/rss.md). */
+#define SROCE_MAX_WQ (1u << 12)
+#define SROCE_MAX_WQ_WR (1u << 14)
+#define SROCE_MAX_WQ_SGE 27u
+#define SROCE_MAX_RWQ_IND_TABLE (1u << 12)
+#define SROCE_MAX_RWQ_IND_TABLE_LOG 8u /* 256 entries */
 #define SROCE_MAX_QP_RD_ATOM 128u
 #define SROCE_MAX_RES_RD_ATOM (1u << 16)
 #define SROCE_MAX_PKEYS 1u
@@ -60,6 +66,7 @@
  * Each milestone flips its entry. */
 #define SROCE_HAVE_FAST_REG 1 /* IB_WR_REG_MR page lists (alloc_mr) */
 #define SROCE_HAVE_MW 1
+#define SROCE_HAVE_WQ 0 /* WQs and RSS: in the core, not yet in the glue */
 #define SROCE_LIMIT(have, limit) ((have) ? (limit) : 0)
 
 #ifdef __cplusplus
@@ -93,6 +100,11 @@ constexpr u32 max_srq_wr = SROCE_MAX_SRQ_WR;
 constexpr u32 max_srq_sge = SROCE_MAX_SRQ_SGE;
 constexpr u32 max_ah = SROCE_MAX_AH;
 constexpr u32 max_xrcd = SROCE_MAX_XRCD;
+constexpr u32 max_wq = SROCE_MAX_WQ;
+constexpr u32 max_wq_wr = SROCE_MAX_WQ_WR;
+constexpr u32 max_wq_sge = SROCE_MAX_WQ_SGE;
+constexpr u32 max_ind_table = SROCE_MAX_RWQ_IND_TABLE;
+constexpr u32 max_ind_table_log = SROCE_MAX_RWQ_IND_TABLE_LOG;
 constexpr u32 max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 constexpr u32 max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
 constexpr u32 max_pkeys = SROCE_MAX_PKEYS;
@@ -117,6 +129,7 @@ namespace reserve {
 constexpr u32 qp = max_qp / 64;
 constexpr u32 cq = max_cq / 64;
 constexpr u32 srq = max_srq / 64;
+constexpr u32 wq = max_wq / 64;
 constexpr u32 mr = max_mr / 64;
 } // namespace reserve
 

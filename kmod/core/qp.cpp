@@ -22,10 +22,35 @@ u32 sq_priv_stride(u32 ring_stride) {
 	return u32((sizeof(SendWqe) + extra + 7) & ~usize(7));
 }
 
+ktl::Result<void> check_send_side(const sroce_core_qp_init &in) {
+	if (!in.send_cq || !in.sq_ring || in.max_send_sge > param::max_sge || in.max_inline_data > param::max_inline_data)
+		return Error::from_errno(err::inval);
+	if (in.sq_log_size > 31 || (1u << in.sq_log_size) > param::max_qp_wr)
+		return Error::from_errno(err::inval);
+	u32 need = u32(sizeof(sroce_wqe)) + ktl::max(in.max_send_sge * u32(sizeof(sroce_sge)), in.max_inline_data);
+	if (in.sq_stride < need || in.sq_stride > (1u << 16))
+		return Error::from_errno(err::inval);
+	return {};
+}
+
+// An RSS QP (ind_table.h) is a UD QP that receives into its table's WQs:
+// no RQ, SRQ or receive CQ of its own. Its send side is optional (mlx5's
+// RSS QPs have none); when it has one, it sends as any UD QP.
+ktl::Result<void> check_rss_init(const sroce_core_qp_init &in) {
+	if (in.qp_type != ib::qpt_ud || in.xrcd || !in.pd || in.recv_cq || in.srq || in.rq_ring || in.max_recv_sge ||
+	    in.mp_wr_buffer_sz || in.mp_packet_align_sz)
+		return Error::from_errno(err::inval);
+	if (!in.send_cq && !in.sq_ring && !in.max_send_sge && !in.max_inline_data)
+		return {};
+	return check_send_side(in);
+}
+
 ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 	if (in.qp_type != ib::qpt_rc && in.qp_type != ib::qpt_uc && in.qp_type != ib::qpt_ud &&
 	    in.qp_type != ib::qpt_gsi && in.qp_type != ib::qpt_xrc_ini && in.qp_type != ib::qpt_xrc_tgt)
 		return Error::from_errno(err::opnotsupp);
+	if (in.rss)
+		return check_rss_init(in);
 	// An XRC target is its domain alone; everyone else has no domain.
 	if (in.qp_type == ib::qpt_xrc_tgt) {
 		if (!in.xrcd || in.pd || in.send_cq || in.recv_cq || in.srq || in.sq_ring || in.rq_ring ||
@@ -39,16 +64,9 @@ ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 	bool recv_side = in.qp_type != ib::qpt_xrc_ini;
 	if (!recv_side && (in.recv_cq || in.srq || in.rq_ring || in.max_recv_sge))
 		return Error::from_errno(err::inval);
-	if (!in.pd || !in.send_cq || (recv_side && !in.recv_cq) || !in.sq_ring)
+	if (!in.pd || (recv_side && !in.recv_cq) || in.max_recv_sge > param::max_sge)
 		return Error::from_errno(err::inval);
-	if (in.max_send_sge > param::max_sge || in.max_recv_sge > param::max_sge ||
-	    in.max_inline_data > param::max_inline_data)
-		return Error::from_errno(err::inval);
-	if (in.sq_log_size > 31 || (1u << in.sq_log_size) > param::max_qp_wr)
-		return Error::from_errno(err::inval);
-	u32 need = u32(sizeof(sroce_wqe)) + ktl::max(in.max_send_sge * u32(sizeof(sroce_sge)), in.max_inline_data);
-	if (in.sq_stride < need || in.sq_stride > (1u << 16))
-		return Error::from_errno(err::inval);
+	TRY(check_send_side(in));
 	// Multi-packet receive is the RQ's own: with an SRQ, the SRQ's.
 	if ((in.mp_wr_buffer_sz || in.mp_packet_align_sz) &&
 	    (!recv_side || in.srq || !MpRecv::valid_sizes(in.mp_wr_buffer_sz, in.mp_packet_align_sz)))
@@ -83,6 +101,8 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	rcq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(in.recv_cq));
 	if (in.srq)
 		recvq_.srq = ktl::RefPtr<Srq>(reinterpret_cast<Srq *>(in.srq));
+	if (in.rss)
+		TRY(rss_.init(*dev_, pd_->pdn(), *in.rss));
 	xrcd_ = ktl::RefPtr<Xrcd>(reinterpret_cast<Xrcd *>(in.xrcd));
 	max_send_sge_ = in.max_send_sge;
 	recvq_.max_sge = in.max_recv_sge;
@@ -155,6 +175,7 @@ void Qp::destroy() {
 		scq_->forget_qp(owner_);
 	if (rcq_ && rcq_.get() != scq_.get())
 		rcq_->forget_qp(owner_);
+	rss_.forget_qp(owner_);
 }
 
 // ---- errors ------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include "ah.h"
 #include "counters.h"
 #include "cq.h"
+#include "ind_table.h"
 #include "ib_enums.h"
 #include "ktl/list.h"
 #include "packet.h"
@@ -245,6 +246,12 @@ public:
 
 	// A packet addressed to this QP (rx.cpp has parsed and checked it).
 	void receive(const RxPacket &rx, sroce_env_batch *b);
+	// A UD message's receive, shared by a UD QP's own queue and an RSS
+	// work queue (wq.h): its GRH area and payload scattered into w's SGEs
+	// (checked against pdn), giving the completion status; and the
+	// completion of such a message.
+	static u8 place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx);
+	static void fill_ud_recv_cqe(sroce_cqe &c, u64 wr_id, u8 status, const RxPacket &rx, u32 qp_num);
 	const CounterBlock &counters() const { return counters_; }
 
 	ktl::ListNode table_node; // Device QP table collision chain
@@ -376,6 +383,9 @@ private:
 	static constexpr u32 grh_len = 40;
 	static int read_grh(const RxPacket &rx, u8 *grh); // grh_len bytes
 	void finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b);
+	// The fields of a receive completion every transport has.
+	static void fill_recv_cqe(sroce_cqe &c, u64 wr_id, u8 status, u32 byte_len, const RxPacket &rx, u32 qp_num,
+				  u32 src_qp, bool imm, u32 imm_data, bool grh);
 	bool find_res_locked(u32 psn, u32 *idx);
 
 	// ---- mp_responder.cpp: multi-packet receive queues ----
@@ -389,6 +399,8 @@ private:
 	void mp_send_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool mp_write_imm_locked(const RxPacket &rx, sroce_env_batch *b);
 	void mp_ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
+	// An RSS QP: the message goes to the WQ its hash picks (ind_table.h).
+	void rss_receive_locked(const RxPacket &rx, sroce_env_batch *b);
 	void mp_flush_locked(sroce_env_batch *b);
 
 	// ---- tx.cpp: building packets ----
@@ -453,6 +465,7 @@ private:
 	CompleterState comp_;
 	ResponderState resp_;
 	QpRecv recvq_;
+	RssContext rss_; // an RSS QP's (immutable after init); rss_.table null otherwise
 
 	sroce_env_timer *timer_ = nullptr;
 	bool ack_due_ = false;       // SROCE_SQ_ACK_DUE as last written to a user SQ

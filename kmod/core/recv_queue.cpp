@@ -21,8 +21,9 @@ ktl::Result<u32> RecvQueue::take(RecvWqe &out) {
 	sroce_wqe w;
 	__builtin_memcpy(&w, slot, sizeof(w)); // one read of user memory
 	bool ok = wqe_fits(w.num_sge, max_sge_, ring_.stride());
+	out.wr_id = w.wr_id; // a malformed WQE's owner completes it with this
+	out.num_sge = 0;
 	if (ok) {
-		out.wr_id = w.wr_id;
 		out.num_sge = w.num_sge;
 		__builtin_memcpy(out.sge, slot + sizeof(sroce_wqe), usize(w.num_sge) * sizeof(sroce_sge));
 	}

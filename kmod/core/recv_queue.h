@@ -29,8 +29,8 @@ public:
 	// Copies the next posted WQE into out and releases its slot. Returns
 	// how many were posted before it (at least 1). -EAGAIN when none is,
 	// -EPROTO when the producer index is corrupt, -EINVAL when the WQE is
-	// malformed: that one is consumed all the same, and its owner completes
-	// it in error.
+	// malformed: that one is consumed all the same (out has its wr_id and no
+	// SGEs), and its owner completes it in error.
 	ktl::Result<u32> take(RecvWqe &out);
 
 	// Kernel queues: appends a WQE. -ENOMEM when full.

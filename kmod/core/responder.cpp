@@ -103,26 +103,32 @@ int Qp::take_recv_locked(sroce_env_batch *b) {
 	return 0;
 }
 
-void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b) {
-	sroce_cqe c{};
-	c.wr_id = recvq_.wqe.wr_id;
+void Qp::fill_recv_cqe(sroce_cqe &c, u64 wr_id, u8 status, u32 byte_len, const RxPacket &rx, u32 qp_num,
+			u32 src_qp, bool imm, u32 imm_data, bool grh) {
+	c.wr_id = wr_id;
 	c.status = status;
 	bool write_imm = rx.pi.flags & ib::op_write;
 	c.opcode = write_imm ? ib::wc_recv_rdma_imm : ib::wc_recv;
 	c.byte_len = byte_len;
-	c.qp_num = qpn_;
-	c.src_qp = connected() ? dest_qpn_ : rx.pi.hdr.deth.src_qp;
+	c.qp_num = qp_num;
+	c.src_qp = src_qp;
 	if (imm) {
 		c.flags |= SROCE_CQE_WITH_IMM;
-		c.imm_or_inv = ktl::cpu_to_be32(resp_.msg_imm_data);
+		c.imm_or_inv = ktl::cpu_to_be32(imm_data);
 	} else if (rx.pi.flags & ib::op_ieth) {
 		c.flags |= SROCE_CQE_WITH_INV;
 		c.imm_or_inv = rx.pi.hdr.ieth.rkey;
 	}
-	if (!connected()) {
+	if (grh) {
 		c.flags |= SROCE_CQE_GRH;
 		c.network_hdr_type = rx.ip.addr.ip_version == 6 ? ib::net_ipv6 : ib::net_ipv4;
 	}
+}
+
+void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b) {
+	sroce_cqe c{};
+	fill_recv_cqe(c, recvq_.wqe.wr_id, status, byte_len, rx, qpn_,
+		      connected() ? dest_qpn_ : rx.pi.hdr.deth.src_qp, imm, resp_.msg_imm_data, !connected());
 	recvq_.valid = false;
 	post_recv_cqe_locked(c, rx.pi.hdr.bth.se, b);
 }
@@ -170,27 +176,43 @@ int Qp::read_grh(const RxPacket &rx, u8 *grh) {
 	return sroce_env_pkt_read(rx.pkt, 0, grh + at, ktl::min(u32(rx.ip.ip_header_len), grh_len - at));
 }
 
+u8 Qp::place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx) {
+	SgeList l{w.sge, w.num_sge, pdn};
+	u8 grh[grh_len];
+	int rc = read_grh(rx, grh);
+	auto r = rc ? ktl::Result<void>(Error::from_errno(-rc)) : sge_scatter(dev, l, 0, grh, grh_len);
+	if (!r.is_error() && rx.pi.payload_len)
+		r = sge_scatter_pkt(dev, l, grh_len, rx.pkt, rx.payload_off, rx.pi.payload_len);
+	return r.is_error() ? len_or_prot_status(r.error()) : u8(ib::wc_success);
+}
+
+void Qp::fill_ud_recv_cqe(sroce_cqe &c, u64 wr_id, u8 status, const RxPacket &rx, u32 qp_num) {
+	const ib::PacketInfo &pi = rx.pi;
+	fill_recv_cqe(c, wr_id, status, grh_len + pi.payload_len, rx, qp_num, pi.hdr.deth.src_qp,
+		      pi.flags & ib::op_immdt, pi.hdr.immdt.imm, true);
+}
+
 void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	if (pi.hdr.deth.qkey != qkey_)
 		return; // IBTA 10.2.5: silently dropped
-	if (mp_receive_locked()) {
+	if (rss_.table)
+		rss_receive_locked(rx, b);
+	else if (mp_receive_locked())
 		mp_ud_receive_locked(rx, b);
-		return;
+	else if (take_recv_locked(b) == 0) { // else no receive posted: UD drops
+		resp_.msg_imm_data = pi.hdr.immdt.imm;
+		finish_recv_locked(place_ud(*dev_, recvq_.wqe, pd_->pdn(), rx), grh_len + pi.payload_len, rx,
+				   pi.flags & ib::op_immdt, b);
 	}
-	if (take_recv_locked(b) != 0)
-		return; // no receive posted: UD drops
-	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, pd_->pdn()};
-	u8 grh[grh_len];
-	int rc = read_grh(rx, grh);
-	auto r = rc ? ktl::Result<void>(Error::from_errno(-rc)) : sge_scatter(*dev_, l, 0, grh, grh_len);
-	if (!r.is_error() && pi.payload_len)
-		r = sge_scatter_pkt(*dev_, l, grh_len, rx.pkt, rx.payload_off, pi.payload_len);
-	u8 st = ib::wc_success;
-	if (r.is_error())
-		st = len_or_prot_status(r.error());
-	resp_.msg_imm_data = pi.hdr.immdt.imm;
-	finish_recv_locked(st, grh_len + pi.payload_len, rx, pi.flags & ib::op_immdt, b);
+}
+
+// An RSS QP holds no WQE of its own: the picked WQ places and completes
+// under its own lock, and a message it cannot take is dropped, as UD does.
+void Qp::rss_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
+	rss::Hash h;
+	Wq &wq = rss_.pick(rx, &h);
+	wq.receive_ud(rx, qpn_, owner_, h, b);
 }
 
 // ---- RC / UC ---------------------------------------------------------------------

@@ -93,6 +93,7 @@ static const char *const sroce_env_lock_names[SROCE_LOCK_KINDS] = {
 	[SROCE_LOCK_SQ_POLLER] = "sroce_sq_poller",
 	[SROCE_LOCK_QP] = "sroce_qp",
 	[SROCE_LOCK_SRQ] = "sroce_srq",
+	[SROCE_LOCK_WQ] = "sroce_wq",
 	[SROCE_LOCK_CQ] = "sroce_cq",
 	[SROCE_LOCK_KEY_TABLE] = "sroce_key_table",
 	[SROCE_LOCK_OBJECT_TABLE] = "sroce_object_table",

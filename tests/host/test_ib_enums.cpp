@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 
 #include "ib_enums.h"
+#include "rss.h"
 
 using namespace sroce;
 
@@ -28,6 +29,19 @@ SAME(ib::access::remote_atomic, IBV_ACCESS_REMOTE_ATOMIC);
 SAME(ib::access::mw_bind, IBV_ACCESS_MW_BIND);
 SAME(ib::access::zero_based, IBV_ACCESS_ZERO_BASED);
 SAME(ib::mtu_4096, IBV_MTU_4096);
+SAME(ib::wqs_reset, IBV_WQS_RESET);
+SAME(ib::wqs_rdy, IBV_WQS_RDY);
+SAME(ib::wqs_err, IBV_WQS_ERR);
+SAME(ib::ev_wq_fatal, IBV_EVENT_WQ_FATAL);
+SAME(rss::field::src_ipv4, IBV_RX_HASH_SRC_IPV4);
+SAME(rss::field::dst_ipv4, IBV_RX_HASH_DST_IPV4);
+SAME(rss::field::src_ipv6, IBV_RX_HASH_SRC_IPV6);
+SAME(rss::field::dst_ipv6, IBV_RX_HASH_DST_IPV6);
+SAME(rss::field::src_port_tcp, IBV_RX_HASH_SRC_PORT_TCP);
+SAME(rss::field::dst_port_tcp, IBV_RX_HASH_DST_PORT_TCP);
+SAME(rss::field::src_port_udp, IBV_RX_HASH_SRC_PORT_UDP);
+SAME(rss::field::dst_port_udp, IBV_RX_HASH_DST_PORT_UDP);
+static_assert(!(rss::field::supported & (IBV_RX_HASH_IPSEC_SPI | IBV_RX_HASH_INNER)));
 SAME(ib::wr_rdma_write, IBV_WR_RDMA_WRITE);
 SAME(ib::wr_atomic_fetch_add, IBV_WR_ATOMIC_FETCH_AND_ADD);
 SAME(ib::wr_local_inv, IBV_WR_LOCAL_INV);

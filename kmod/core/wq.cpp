@@ -1,0 +1,140 @@
+// Wq: creation, the state table, posting, placing an RSS QP's UD messages.
+#include "wq.h"
+#include "ib_enums.h"
+#include "param.h"
+#include "qp.h"
+
+namespace sroce {
+
+using ktl::Error;
+namespace err = ktl::err;
+
+namespace {
+
+// The transitions ibv_modify_wq may ask for (mlx5's rules): RESET and RDY
+// both ways, RDY to ERR, and back to RESET from anywhere. ERR is left only
+// through RESET.
+constexpr bool wq_moves[ib::wqs_count][ib::wqs_count] = {
+	/* from RESET */ {true, true, false},
+	/* from RDY   */ {true, true, true},
+	/* from ERR   */ {true, false, true},
+};
+static_assert(wq_moves[ib::wqs_reset][ib::wqs_rdy] && wq_moves[ib::wqs_rdy][ib::wqs_reset]);
+static_assert(wq_moves[ib::wqs_rdy][ib::wqs_err] && !wq_moves[ib::wqs_reset][ib::wqs_err]);
+static_assert(!wq_moves[ib::wqs_err][ib::wqs_rdy] && wq_moves[ib::wqs_err][ib::wqs_reset]);
+
+} // namespace
+
+ktl::Result<ktl::RefPtr<Wq>> Wq::create(Device &dev, const sroce_core_wq_init &init) {
+	Pd *pd = reinterpret_cast<Pd *>(init.pd);
+	CompletionQueue *cq = reinterpret_cast<CompletionQueue *>(init.cq);
+	if (!pd || !cq || &pd->device() != &dev || &cq->device() != &dev || !init.ring || init.log_size > 31 ||
+	    (1u << init.log_size) > param::max_wq_wr || init.max_sge > param::max_wq_sge ||
+	    sizeof(sroce_wqe) + usize(init.max_sge) * sizeof(sroce_sge) > init.stride)
+		return Error::from_errno(err::inval);
+	auto ref = TRY(create_counted<Wq>(dev.counts().wqs,
+					  BoundedCount::ceiling(param::max_wq, param::reserve::wq, init.user), err::nomem,
+					  ktl::AllocCtx::may_sleep, dev));
+	TRY(ref->init(init));
+	return ref;
+}
+
+ktl::Result<void> Wq::init(const sroce_core_wq_init &init) {
+	TRY(lock_.init());
+	pd_ = ktl::RefPtr<Pd>(reinterpret_cast<Pd *>(init.pd));
+	cq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(init.cq));
+	owner_ = init.owner;
+	user_ = init.user != 0;
+	rq_.init(init.ring, init.log_size, init.stride, init.max_sge);
+	wqn_ = TRY(dev_->wq_ids().alloc());
+	return {};
+}
+
+Wq::~Wq() {
+	if (wqn_)
+		dev_->wq_ids().free(wqn_);
+	dev_->counts().wqs.put();
+}
+
+ktl::Result<void> Wq::modify(u32 state, s32 cur, sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	if (state >= ib::wqs_count || (cur >= 0 && u32(cur) != state_) || !wq_moves[state_][state])
+		return Error::from_errno(err::inval);
+	if (state == state_)
+		return {};
+	if (state == ib::wqs_err) {
+		to_error_locked(b);
+		return {};
+	}
+	if (state == ib::wqs_reset)
+		rq_.flush([](u64) { return true; }); // discarded, not completed
+	state_ = state;
+	return {};
+}
+
+u32 Wq::state() {
+	ktl::Guard g(lock_);
+	return state_;
+}
+
+ktl::Result<void> Wq::post(const sroce_wqe &wqe, const sroce_sge *sge) {
+	ktl::Guard g(lock_);
+	if (user_ || state_ != ib::wqs_rdy)
+		return Error::from_errno(err::inval);
+	return rq_.post(wqe, sge);
+}
+
+void Wq::to_error_locked(sroce_env_batch *b) {
+	state_ = ib::wqs_err;
+	flush_locked(b);
+}
+
+void Wq::flush_locked(sroce_env_batch *b) {
+	if (dead_)
+		return;
+	rq_.flush([&](u64 wr_id) {
+		sroce_cqe c{};
+		c.wr_id = wr_id;
+		c.status = ib::wc_wr_flush_err;
+		c.opcode = ib::wc_recv;
+		return cq_->post(c, owner_, false, b);
+	});
+}
+
+void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h, sroce_env_batch *b) {
+	ktl::Guard g(lock_);
+	if (dead_ || state_ != ib::wqs_rdy)
+		return;
+	auto r = rq_.take(wqe_);
+	int e = r.is_error() ? r.error().errno_value() : 0;
+	if (e == err::again)
+		return; // no receive posted: UD drops
+	if (e == err::proto) { // a corrupt producer index
+		fatal_locked(b);
+		return;
+	}
+	// -EINVAL: a malformed WQE, consumed: it completes in error, and the
+	// WQ goes to ERR as a QP does (its owner broke the ring's contract).
+	u8 st = e ? u8(ib::wc_loc_qp_op_err) : Qp::place_ud(*dev_, wqe_, pdn(), rx);
+	sroce_cqe c{};
+	Qp::fill_ud_recv_cqe(c, wqe_.wr_id, st, rx, qp_num);
+	c.hash_value = h.value;
+	c.hash_type = u8(h.kind);
+	c.flags |= SROCE_CQE_WITH_HASH;
+	cq_->post(c, qp_owner, rx.pi.hdr.bth.se, b);
+	if (e)
+		fatal_locked(b);
+}
+
+void Wq::fatal_locked(sroce_env_batch *b) {
+	if (!dead_)
+		sroce_env_event(b, owner_, ib::ev_wq_fatal);
+	to_error_locked(b);
+}
+
+void Wq::kill() {
+	ktl::Guard g(lock_);
+	dead_ = true;
+}
+
+} // namespace sroce

@@ -1,0 +1,442 @@
+// RSS in the core (kmod/core/wq.h, ind_table.h; Documentation/rss.md): UD
+// messages from many flows into one RSS QP spread over work queues by the
+// hash of their headers, each checked against the hash computed here; the
+// default WQ; WQ states; and every bad creation refused.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "rss.h"
+#include "xrc_fixture.h"
+
+using namespace tfx;
+using namespace xrcfx;
+namespace rss = sroce::rss;
+
+namespace {
+
+constexpr unsigned int qkey = 0x11223344;
+
+constexpr unsigned char ms_key[rss::key_len] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+// A kernel WQ with its own CQ on a node.
+struct TestWq {
+	OwnCq cq;
+	tfx::Ring ring;
+	sroce_core_wq *wq = nullptr;
+	int owner = 0;
+	TestWq(sroce_core_dev *dev, sroce_core_pd *pd) : cq(dev) {
+		unsigned int stride = sroce_core_wqe_stride(4, 0);
+		ring.mem = ring_of(64, stride, &ring.log_size);
+		sroce_core_wq_init wi{};
+		wi.owner = &owner;
+		wi.pd = pd;
+		wi.cq = cq.cq;
+		wi.ring = ring.mem;
+		wi.log_size = ring.log_size;
+		wi.stride = stride;
+		wi.max_sge = 4;
+		REQUIRE(sroce_core_wq_create(dev, &wi, &wq) == 0);
+	}
+	~TestWq() { sroce_core_wq_destroy(wq); }
+	int modify(Fixture &f, unsigned int state, int cur = -1) {
+		int rc = -1;
+		f.sim().call([&](sroce_env_batch *b) { rc = sroce_core_wq_modify(wq, state, cur, b); });
+		return rc;
+	}
+	int post(uint64_t wr_id, const sroce_sge &s) {
+		sroce_wqe w = wqe(wr_id, SROCE_WQE_RECV, 1, 0);
+		return sroce_core_wq_post_recv(wq, &w, &s);
+	}
+};
+
+// n WQs (RDY, each with 16 receives of 2 KiB posted from dst), a table
+// over them, and an RSS UD QP on node b in RTS.
+struct RssSetup {
+	Fixture &f;
+	Node &b;
+	Buffer &dst;
+	std::vector<std::unique_ptr<TestWq>> wqs;
+	std::unique_ptr<TestWq> dflt;
+	sroce_core_ind_table *table = nullptr;
+	tfx::Qp qp;
+	static constexpr unsigned int slot = 2048, per_wq = 16;
+
+	RssSetup(Fixture &fx, Node &node, unsigned int log_n, const sroce_core_rss_init &base, bool with_default = false)
+		: f(fx), b(node), dst(f.buffer(node, size_t(slot) * per_wq * ((1u << log_n) + 1), all_access)) {
+		std::vector<sroce_core_wq *> v;
+		for (unsigned int i = 0; i < (1u << log_n); i++) {
+			wqs.push_back(std::make_unique<TestWq>(b.dev, b.pd));
+			v.push_back(wqs.back()->wq);
+			fill(*wqs.back(), i);
+		}
+		if (with_default) {
+			dflt = std::make_unique<TestWq>(b.dev, b.pd);
+			fill(*dflt, 1u << log_n);
+		}
+		REQUIRE(sroce_core_ind_table_create(b.dev, log_n, v.data(), &table) == 0);
+		sroce_core_rss_init ri = base;
+		ri.table = table;
+		ri.default_wq = dflt ? dflt->wq : nullptr;
+		REQUIRE(create_rss_qp(f, b, ri, &qp.qp) == 0);
+		qp.node = &b;
+		qp.type = ib::qpt_ud;
+		qp.qpn = sroce_core_qp_number(qp.qp);
+		f.to_ud_rts(qp, qkey);
+	}
+	~RssSetup() {
+		sroce_core_qp_destroy(qp.qp);
+		sroce_core_ind_table_destroy(table);
+	}
+	void fill(TestWq &w, unsigned int index) {
+		REQUIRE(w.modify(f, ib::wqs_rdy) == 0);
+		for (unsigned int k = 0; k < per_wq; k++)
+			REQUIRE(w.post(index << 8 | k, sge_of(f, b, dst, (size_t(index) * per_wq + k) * slot, slot)) == 0);
+	}
+	// The message a CQE names, from its slot (wr_id: index << 8 | k).
+	const unsigned char *data_of(const sroce_cqe &c) const {
+		return dst.data + (size_t(c.wr_id >> 8) * per_wq + (c.wr_id & 0xff)) * slot;
+	}
+	static int create_rss_qp(Fixture &f, Node &n, const sroce_core_rss_init &ri, sroce_core_qp **out) {
+		sroce_core_qp_init qi{};
+		qi.qp_type = ib::qpt_ud;
+		qi.port = 1;
+		qi.pd = n.pd;
+		qi.rss = &ri;
+		return sroce_core_qp_create(n.dev, &qi, out);
+	}
+};
+
+sroce_core_rss_init toeplitz(unsigned long long fields, unsigned int headers = SROCE_CORE_RSS_OUTER) {
+	sroce_core_rss_init ri{};
+	ri.fields = fields;
+	ri.func = SROCE_CORE_RSS_TOEPLITZ;
+	ri.headers = headers;
+	ri.key_len = rss::key_len;
+	std::memcpy(ri.key, ms_key, rss::key_len);
+	return ri;
+}
+
+// The UDP source port the core gives a QP's packets (qp.cpp: per-QP
+// entropy in the dynamic range).
+uint16_t sport_of(unsigned int qpn) { return uint16_t(0xc000 | (((qpn * 0x9e3779b1u) >> 16) & 0x3fff)); }
+
+int send_ud(Fixture &f, tfx::Qp &from, sroce_core_ah *ah, unsigned int to_qpn, Buffer &src, size_t off,
+	    unsigned int len, uint64_t wr_id) {
+	auto w = wqe(wr_id, ib::wr_send, 1);
+	w.ud.ah_handle = sroce_core_ah_handle(ah);
+	w.ud.remote_qpn = to_qpn;
+	w.ud.remote_qkey = qkey;
+	return f.post_send(from, w, {sge_of(f, *from.node, src, off, len)});
+}
+
+// Every CQE of every WQ (and the default WQ), tagged with its WQ's index
+// (the default's is the table size).
+std::vector<std::pair<unsigned int, sroce_cqe>> drain(Fixture &f, RssSetup &s, size_t want) {
+	std::vector<std::pair<unsigned int, sroce_cqe>> got;
+	f.sim().run_until(
+		[&] {
+			for (unsigned int i = 0; i < s.wqs.size(); i++)
+				for (auto &c : s.wqs[i]->cq.poll())
+					got.push_back({i, c});
+			if (s.dflt)
+				for (auto &c : s.dflt->cq.poll())
+					got.push_back({unsigned(s.wqs.size()), c});
+			return got.size() >= want;
+		},
+		2000000000ull);
+	f.sim().run_for(1000000); // and nothing more
+	for (unsigned int i = 0; i < s.wqs.size(); i++)
+		for (auto &c : s.wqs[i]->cq.poll())
+			got.push_back({i, c});
+	return got;
+}
+
+} // namespace
+
+TEST_CASE("rss: UD messages spread over the WQs by the Toeplitz hash of their IP and UDP headers", "[rss][ud]") {
+	Fixture f(91);
+	Node &a = f.node(0), &b = f.node(1);
+	RssSetup s(f, b, 2, toeplitz(rss::field::ipv4 | rss::field::udp));
+	sroce_core_ah *ah = f.ah(a, b);
+	Buffer &src = f.buffer(a, 1 << 16, all_access);
+	// 12 sending QPs: 12 UDP source ports, 2 messages each.
+	std::vector<tfx::Qp *> senders;
+	for (int i = 0; i < 12; i++) {
+		senders.push_back(&f.qp(a, ib::qpt_ud));
+		f.to_ud_rts(*senders.back(), qkey);
+	}
+	std::map<unsigned int, unsigned int> qp_of_msg; // payload tag -> sender QPN
+	for (unsigned int m = 0; m < 24; m++) {
+		tfx::Qp &q = *senders[m % 12];
+		src.data[m * 512] = (unsigned char)m; // a tag to find the message by
+		qp_of_msg[m] = q.qpn;
+		REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, m * 512, 300 + m, m) == 0);
+	}
+	auto got = drain(f, s, 24);
+	REQUIRE(got.size() == 24);
+	std::set<unsigned int> used;
+	for (auto &[wq, c] : got) {
+		CHECK(c.status == ib::wc_success);
+		CHECK(c.qp_num == s.qp.qpn);
+		CHECK((c.flags & SROCE_CQE_WITH_HASH));
+		CHECK(c.hash_type == SROCE_HASH_UDP_IPV4);
+		const unsigned char *m = s.data_of(c);
+		unsigned int tag = m[40];
+		REQUIRE(qp_of_msg.count(tag));
+		CHECK(c.src_qp == qp_of_msg[tag]);
+		CHECK(c.byte_len == 40 + 300 + tag);
+		CHECK(std::memcmp(m + 40, src.data + tag * 512, 300 + tag) == 0);
+		// The hash computed here from the GRH area's IPv4 header and the
+		// sender's port: the same value, and its low bits are this WQ.
+		rss::Tuple t;
+		t.ip_version = 4;
+		std::memcpy(t.src, m + 20 + 12, 4);
+		std::memcpy(t.dst, m + 20 + 16, 4);
+		t.l4 = rss::ip_proto_udp;
+		t.sport = sport_of(c.src_qp);
+		t.dport = 4791;
+		rss::Config cfg;
+		cfg.fields = rss::field::ipv4 | rss::field::udp;
+		std::memcpy(cfg.key, ms_key, rss::key_len);
+		rss::Hash h = rss::compute(cfg, t);
+		CHECK(c.hash_value == h.value);
+		CHECK(wq == (h.value & 3));
+		used.insert(wq);
+	}
+	CHECK(used.size() > 1);
+	CHECK(f.poll(b).empty()); // nothing in the node's own CQ
+}
+
+TEST_CASE("rss: payload mode with XOR hashes the IPoIB-style IP/TCP header; the default WQ takes the rest",
+	  "[rss][ud]") {
+	Fixture f(92);
+	Node &a = f.node(0), &b = f.node(1);
+	sroce_core_rss_init ri{};
+	ri.fields = rss::field::ipv4 | rss::field::tcp;
+	ri.func = SROCE_CORE_RSS_XOR;
+	ri.headers = SROCE_CORE_RSS_PAYLOAD;
+	RssSetup s(f, b, 3, ri, true);
+	tfx::Qp &q = f.qp(a, ib::qpt_ud);
+	f.to_ud_rts(q, qkey);
+	sroce_core_ah *ah = f.ah(a, b);
+	Buffer &src = f.buffer(a, 1 << 16, all_access);
+	// 16 TCP/IPv4 payloads with distinct ports, then 3 that match nothing
+	// (ARP's EtherType, IPv6 where IPv4 is asked for, 2 bytes).
+	std::map<unsigned int, uint32_t> want; // tag -> hash
+	for (unsigned int m = 0; m < 16; m++) {
+		unsigned char *p = src.data + m * 512;
+		std::memset(p, 0, 512);
+		p[0] = 0x08, p[1] = 0x00;
+		p[4] = 0x45, p[4 + 9] = 6;
+		const unsigned char ip[8] = {192, 168, 1, (unsigned char)(m + 1), 10, 1, 2, 3};
+		std::memcpy(p + 4 + 12, ip, 8);
+		uint16_t sp = uint16_t(40000 + 7 * m), dp = 80;
+		p[24] = sp >> 8, p[25] = sp & 0xff, p[26] = dp >> 8, p[27] = dp & 0xff;
+		p[100] = (unsigned char)m;
+		want[m] = (0xc0a80100u | (m + 1)) ^ 0x0a010203u ^ (uint32_t(sp) << 16 | dp);
+		REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, m * 512, 200, m) == 0);
+	}
+	for (unsigned int m = 16; m < 19; m++) {
+		unsigned char *p = src.data + m * 512;
+		std::memset(p, 0, 512);
+		if (m == 16)
+			p[0] = 0x08, p[1] = 0x06;
+		if (m == 17)
+			p[0] = 0x86, p[1] = 0xdd, p[4] = 0x60;
+		p[100] = (unsigned char)m;
+		REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, m * 512, m == 18 ? 2 : 200, m) == 0);
+	}
+	auto got = drain(f, s, 19);
+	REQUIRE(got.size() == 19);
+	unsigned int to_default = 0;
+	for (auto &[wq, c] : got) {
+		CHECK(c.status == ib::wc_success);
+		const unsigned char *m = s.data_of(c);
+		if (wq == 8) {
+			to_default++;
+			CHECK(c.hash_type == SROCE_HASH_NONE);
+			CHECK(c.hash_value == 0);
+			continue;
+		}
+		unsigned int tag = m[40 + 100];
+		REQUIRE(want.count(tag));
+		CHECK(c.hash_type == SROCE_HASH_TCP_IPV4);
+		CHECK(c.hash_value == want[tag]);
+		CHECK(wq == (want[tag] & 7));
+	}
+	CHECK(to_default == 3);
+}
+
+TEST_CASE("rss: without a default WQ a message that matches nothing goes to slot 0 with hash 0", "[rss][ud]") {
+	Fixture f(93);
+	Node &a = f.node(0), &b = f.node(1);
+	RssSetup s(f, b, 1, toeplitz(rss::field::ipv6 | rss::field::udp)); // the sim speaks IPv4
+	tfx::Qp &q = f.qp(a, ib::qpt_ud);
+	f.to_ud_rts(q, qkey);
+	sroce_core_ah *ah = f.ah(a, b);
+	Buffer &src = f.buffer(a, 4096, all_access);
+	for (unsigned int m = 0; m < 3; m++)
+		REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, 0, 100, m) == 0);
+	auto got = drain(f, s, 3);
+	REQUIRE(got.size() == 3);
+	for (auto &[wq, c] : got) {
+		CHECK(wq == 0);
+		CHECK(c.hash_type == SROCE_HASH_NONE);
+		CHECK(c.hash_value == 0);
+	}
+}
+
+TEST_CASE("rss: WQ states: RESET drops, ERR flushes, and only the allowed moves are made", "[rss][wq]") {
+	Fixture f(94);
+	Node &a = f.node(0), &b = f.node(1);
+	RssSetup s(f, b, 0, toeplitz(rss::field::ipv4));
+	TestWq &w = *s.wqs[0];
+	tfx::Qp &q = f.qp(a, ib::qpt_ud);
+	f.to_ud_rts(q, qkey);
+	sroce_core_ah *ah = f.ah(a, b);
+	Buffer &src = f.buffer(a, 4096, all_access);
+
+	CHECK(sroce_core_wq_state(w.wq) == ib::wqs_rdy);
+	CHECK(w.modify(f, ib::wqs_reset, ib::wqs_err) == -EINVAL); // the stated current state is wrong
+	CHECK(w.modify(f, 7) == -EINVAL);
+	// RESET discards the 16 posted receives without completions and drops
+	// what arrives; kernel posts are refused.
+	REQUIRE(w.modify(f, ib::wqs_reset, ib::wqs_rdy) == 0);
+	CHECK(w.post(99, sge_of(f, b, s.dst, 0, 2048)) == -EINVAL);
+	REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, 0, 100, 1) == 0);
+	f.sim().run_for(5000000);
+	CHECK(w.cq.poll().empty());
+	CHECK(w.modify(f, ib::wqs_err) == -EINVAL); // RESET -> ERR is not a move
+	// RDY again: a new receive takes the next message.
+	REQUIRE(w.modify(f, ib::wqs_rdy) == 0);
+	REQUIRE(w.post(7, sge_of(f, b, s.dst, 0, 2048)) == 0);
+	REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, 0, 100, 2) == 0);
+	std::vector<sroce_cqe> got;
+	REQUIRE(wait_on(f, w.cq, 1, got));
+	CHECK((got[0].wr_id == 7 && got[0].status == ib::wc_success));
+	// ERR: what is posted completes flushed, arrivals are dropped, and it
+	// leaves only through RESET.
+	REQUIRE(w.post(8, sge_of(f, b, s.dst, 0, 2048)) == 0);
+	REQUIRE(w.post(9, sge_of(f, b, s.dst, 2048, 2048)) == 0);
+	REQUIRE(w.modify(f, ib::wqs_err) == 0);
+	got.clear();
+	REQUIRE(wait_on(f, w.cq, 2, got));
+	CHECK((got[0].wr_id == 8 && got[0].status == ib::wc_wr_flush_err));
+	CHECK((got[1].wr_id == 9 && got[1].status == ib::wc_wr_flush_err));
+	REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, 0, 100, 3) == 0);
+	f.sim().run_for(5000000);
+	CHECK(w.cq.poll().empty());
+	CHECK(w.modify(f, ib::wqs_rdy) == -EINVAL);
+	CHECK(sroce_core_wq_state(w.wq) == ib::wqs_err);
+	CHECK(w.modify(f, ib::wqs_reset) == 0);
+	CHECK(w.modify(f, ib::wqs_rdy) == 0);
+}
+
+TEST_CASE("rss: a malformed WQE completes in error and the WQ goes to ERR with WQ_FATAL", "[rss][wq]") {
+	Fixture f(95);
+	Node &a = f.node(0), &b = f.node(1);
+	RssSetup s(f, b, 0, toeplitz(rss::field::ipv4));
+	TestWq &w = *s.wqs[0];
+	tfx::Qp &q = f.qp(a, ib::qpt_ud);
+	f.to_ud_rts(q, qkey);
+	sroce_core_ah *ah = f.ah(a, b);
+	Buffer &src = f.buffer(a, 4096, all_access);
+	// The first posted WQE's num_sge rewritten in the ring, as a hostile
+	// owner of a user ring could.
+	auto *slot = reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(w.ring.mem) + SROCE_RING_ENTRIES_OFFSET);
+	slot->num_sge = 200;
+	f.sim().clear_events();
+	REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, 0, 100, 1) == 0);
+	std::vector<sroce_cqe> got;
+	REQUIRE(wait_on(f, w.cq, RssSetup::per_wq, got)); // the bad one, then 15 flushed
+	CHECK(got[0].wr_id == 0);
+	CHECK(got[0].status == ib::wc_loc_qp_op_err);
+	for (size_t i = 1; i < got.size(); i++)
+		CHECK(got[i].status == ib::wc_wr_flush_err);
+	CHECK(sroce_core_wq_state(w.wq) == ib::wqs_err);
+	size_t fatal = 0;
+	for (const auto &e : f.sim().events())
+		fatal += e.owner == &w.owner && e.kind == ib::ev_wq_fatal;
+	CHECK(fatal == 1);
+}
+
+TEST_CASE("rss: bad WQs, tables and RSS QPs are refused, nothing half made", "[rss][bad]") {
+	Fixture f(96);
+	Node &a = f.node(0), &b = f.node(1);
+	TestWq w1(b.dev, b.pd), w2(b.dev, b.pd), other_dev(a.dev, a.pd);
+	sroce_core_pd *pd2 = nullptr;
+	REQUIRE(sroce_core_pd_create(b.dev, &pd2) == 0);
+	sroce_core_ind_table *t = nullptr;
+	sroce_core_wq *two[2] = {w1.wq, w2.wq};
+	SECTION("tables") {
+		std::vector<sroce_core_wq *> big(512, w1.wq);
+		CHECK(sroce_core_ind_table_create(b.dev, 9, big.data(), &t) == -EINVAL); // above the cap (2^8)
+		sroce_core_wq *mixed[2] = {w1.wq, other_dev.wq};
+		CHECK(sroce_core_ind_table_create(b.dev, 1, mixed, &t) == -EINVAL);
+		sroce_core_wq *hole[2] = {w1.wq, nullptr};
+		CHECK(sroce_core_ind_table_create(b.dev, 1, hole, &t) == -EINVAL);
+		CHECK(t == nullptr);
+	}
+	SECTION("RSS QPs") {
+		REQUIRE(sroce_core_ind_table_create(b.dev, 1, two, &t) == 0);
+		sroce_core_qp *q = nullptr;
+		auto ri = toeplitz(rss::field::ipv4 | rss::field::udp);
+		ri.table = t;
+		auto try_qp = [&](sroce_core_qp_init qi) {
+			int rc = sroce_core_qp_create(b.dev, &qi, &q);
+			CHECK(q == nullptr);
+			return rc;
+		};
+		sroce_core_qp_init qi{};
+		qi.qp_type = ib::qpt_ud;
+		qi.port = 1;
+		qi.pd = b.pd;
+		qi.rss = &ri;
+		auto bad = qi;
+		bad.qp_type = ib::qpt_rc;
+		CHECK(try_qp(bad) == -EINVAL); // RSS is UD's
+		bad = qi;
+		bad.recv_cq = b.cq;
+		CHECK(try_qp(bad) == -EINVAL); // no receive side of its own
+		bad = qi;
+		bad.pd = pd2;
+		CHECK(try_qp(bad) == -EINVAL); // the WQs are in another PD
+		auto r2 = ri;
+		r2.fields = rss::field::src_ipv4 | rss::field::dst_ipv6;
+		bad = qi;
+		bad.rss = &r2;
+		CHECK(try_qp(bad) == -EINVAL);
+		r2 = ri;
+		r2.fields = rss::field::ipv4 | rss::field::src_port_tcp | rss::field::dst_port_udp;
+		CHECK(try_qp(bad) == -EINVAL);
+		r2 = ri;
+		r2.fields = rss::field::ipv4 | rss::field::tcp; // the RoCE packet has no TCP header
+		CHECK(try_qp(bad) == -EOPNOTSUPP);
+		r2 = ri;
+		r2.key_len = 39;
+		CHECK(try_qp(bad) == -EINVAL);
+		r2 = ri;
+		r2.func = 2;
+		CHECK(try_qp(bad) == -EINVAL);
+		r2 = ri;
+		r2.default_wq = other_dev.wq;
+		CHECK(try_qp(bad) == -EINVAL);
+		// And the good one, with an SQ half-given refused.
+		bad = qi;
+		bad.send_cq = b.cq;
+		CHECK(try_qp(bad) == -EINVAL);
+		REQUIRE(sroce_core_qp_create(b.dev, &qi, &q) == 0);
+		sroce_core_qp_destroy(q);
+	}
+	sroce_core_ind_table_destroy(t);
+	sroce_core_pd_destroy(pd2);
+}
