@@ -331,10 +331,29 @@ struct sroce_create_qp_req {
 	__u64 comp_mask;
 	__u32 mp_wr_buffer_sz;   /* SROCE_CREATE_REQ_MP_WR: multi-packet receive */
 	__u32 mp_packet_align_sz;
+	/* SROCE_CREATE_QP_REQ_RX_HASH: an RSS QP's hashing, which uverbs'
+	 * create_qp does not carry (it brings only the indirection table);
+	 * Documentation/rss.md. Required with a table, refused without. */
+	__u64 rx_hash_fields;    /* enum ibv_rx_hash_fields */
+	__u8 rx_hash_function;   /* enum sroce_rx_hash_function */
+	__u8 rx_hash_key_len;    /* 40 for Toeplitz */
+	__u8 reserved0[2];
+	__u32 rx_default_wqn;    /* reserved for the default WQ: 0 (EOPNOTSUPP otherwise) */
+	__u8 rx_hash_key[40];
 };
 /* The same bit in the QP's and the SRQ's request. */
 #define SROCE_CREATE_REQ_MP_WR (1ull << 0)
-#define SROCE_CREATE_QP_REQ_MASK SROCE_CREATE_REQ_MP_WR
+#define SROCE_CREATE_QP_REQ_RX_HASH (1ull << 1)
+/* With RX_HASH: hash the IP and TCP/UDP headers after a 4-byte header at
+ * the UD payload's start, not the RoCE packet's own IP and UDP headers
+ * (srocedv's SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD). */
+#define SROCE_CREATE_QP_REQ_RSS_PAYLOAD (1ull << 2)
+#define SROCE_CREATE_QP_REQ_MASK (SROCE_CREATE_REQ_MP_WR | SROCE_CREATE_QP_REQ_RX_HASH | SROCE_CREATE_QP_REQ_RSS_PAYLOAD)
+/* The values are kmod/core/core.h's sroce_core_rss_func. */
+enum sroce_rx_hash_function {
+	SROCE_RX_HASH_TOEPLITZ = 0,
+	SROCE_RX_HASH_XOR = 1,
+};
 
 struct sroce_create_cq_req {
 	__u64 comp_mask;
@@ -397,6 +416,19 @@ struct sroce_create_srq_resp {
 	__u32 reserved;
 	__u32 mp_wr_buffer_sz;   /* in use (0: not a multi-packet queue) */
 	__u32 mp_packet_align_sz;
+};
+
+/* Receive work queues (ibv_create_wq, IBV_WQT_RQ; Documentation/rss.md):
+ * user space's only. The ring is a receive queue's (WQ-P1 as RQ-P1). */
+struct sroce_create_wq_req {
+	__u64 comp_mask;
+};
+#define SROCE_CREATE_WQ_REQ_MASK 0ull
+
+struct sroce_create_wq_resp {
+	struct sroce_ring_info ring; /* entries are struct sroce_wqe + SGEs */
+	__u32 wqn;
+	__u32 reserved;
 };
 
 struct sroce_create_ah_resp {

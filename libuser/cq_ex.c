@@ -44,6 +44,16 @@ size_t srocedv_wc_read_mp_wr_offset(struct ibv_cq_ex *ex)
 	return cur_of(ex)->mp_offset;
 }
 
+uint32_t srocedv_wc_read_rss_hash(struct ibv_cq_ex *ex, enum srocedv_rss_hash_type *type)
+{
+	const struct sroce_cqe *c = cur_of(ex);
+	bool hashed = c->flags & SROCE_CQE_WITH_HASH;
+
+	if (type)
+		*type = hashed ? (enum srocedv_rss_hash_type)c->hash_type : SROCEDV_RSS_HASH_NONE;
+	return hashed ? c->hash_value : 0;
+}
+
 /* Points the readers at CQE ring.idx. */
 static void cq_ex_load(struct sroce_cq *cq)
 {

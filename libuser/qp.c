@@ -57,6 +57,17 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 		struct ib_uverbs_create_qp_resp ibv;
 		struct sroce_create_qp_resp drv;
 	} resp = {};
+	/* An RSS QP: uverbs' extended command carries the table. */
+	struct {
+		struct ibv_create_qp_ex ibv;
+		struct sroce_create_qp_req drv;
+	} xcmd = { .drv = cmd.drv };
+	struct {
+		struct ib_uverbs_ex_create_qp_resp ibv;
+		struct sroce_create_qp_resp drv;
+	} xresp = {};
+	bool rss = attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE;
+	const struct sroce_create_qp_resp *drv = rss ? &xresp.drv : &resp.drv;
 	struct sroce_qp *qp = sroce_qp_alloc();
 	int err;
 
@@ -69,31 +80,37 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 		err = EINVAL;
 		goto err_free;
 	}
-	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv),
-				   &resp.ibv, sizeof(resp));
+	if (rss)
+		err = ibv_cmd_create_qp_ex2(ctx, &qp->vqp, attr, &xcmd.ibv, sizeof(xcmd), &xresp.ibv, sizeof(xresp));
+	else
+		err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv, req ? sizeof(cmd) : sizeof(cmd.ibv),
+					   &resp.ibv, sizeof(resp));
 	if (err)
 		goto err_free;
 	/* The kernel makes an XRC target without the request's driver data
 	 * and answers with none: it has no rings. */
 	if (attr->qp_type == IBV_QPT_XRC_RECV)
 		return &qp->vqp.qp;
-	err = sroce_ring_map(&qp->sq, ctx->cmd_fd, &resp.drv.sq, sizeof(struct sroce_wqe));
-	if (!err && !attr->srq && attr->qp_type != IBV_QPT_XRC_SEND)
-		err = sroce_ring_map(&qp->rq, ctx->cmd_fd, &resp.drv.rq, sizeof(struct sroce_wqe));
+	/* An RSS QP has no RQ, and no SQ without max_send_wr. */
+	if (drv->sq.bytes)
+		err = sroce_ring_map(&qp->sq, ctx->cmd_fd, &drv->sq, sizeof(struct sroce_wqe));
+	if (!err && !attr->srq && attr->qp_type != IBV_QPT_XRC_SEND && !rss)
+		err = sroce_ring_map(&qp->rq, ctx->cmd_fd, &drv->rq, sizeof(struct sroce_wqe));
 	if (err)
 		goto err_unmap;
-	/* What the kernel granted, bounded by what a WQE slot holds. */
-	qp->max_send_sge = sroce_min_u32(attr->cap.max_send_sge, sroce_stride_sges(qp->sq.stride));
-	qp->max_inline = sroce_min_u32(resp.drv.max_inline_data,
-				       qp->sq.stride - sizeof(struct sroce_wqe));
-	qp->sq.idx = qp->sq.hdr->producer;
-	qp->sq.peer = qp->sq.hdr->consumer;
+	if (qp->sq.map) {
+		/* What the kernel granted, bounded by what a WQE slot holds. */
+		qp->max_send_sge = sroce_min_u32(attr->cap.max_send_sge, sroce_stride_sges(qp->sq.stride));
+		qp->max_inline = sroce_min_u32(drv->max_inline_data, qp->sq.stride - sizeof(struct sroce_wqe));
+		qp->sq.idx = qp->sq.hdr->producer;
+		qp->sq.peer = qp->sq.hdr->consumer;
+	}
 	if (qp->rq.map) {
 		qp->max_recv_sge = sroce_min_u32(attr->cap.max_recv_sge,
 						 sroce_stride_sges(qp->rq.stride));
 		qp->rq.idx = qp->rq.hdr->producer;
-		qp->rq.mp_size = resp.drv.mp_wr_buffer_sz;
-		qp->rq.mp_align = resp.drv.mp_packet_align_sz;
+		qp->rq.mp_size = drv->mp_wr_buffer_sz;
+		qp->rq.mp_align = drv->mp_packet_align_sz;
 		qp->intf.rq_repost = qp->rq.idx;
 		qp->rq.peer = qp->rq.hdr->consumer;
 	}
@@ -144,14 +161,15 @@ struct ibv_qp *sroce_create_qp_ex_req(struct ibv_context *ctx, struct ibv_qp_ini
 				      const struct sroce_create_qp_req *req)
 {
 	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH;
+	struct sroce_create_qp_req rss_req = req ? *req : (struct sroce_create_qp_req){ 0 };
 	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
 	/* What names the device: the PD, or a target's domain. */
 	uint32_t owner = tgt ? IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD;
 	struct ibv_qp_init_attr_ex ex = *attr;
 	struct ibv_context *owner_ctx;
 	struct ibv_qp *qp;
-	int err;
+	int err = 0;
 
 	if ((attr->comp_mask & ~known) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
@@ -172,6 +190,18 @@ struct ibv_qp *sroce_create_qp_ex_req(struct ibv_context *ctx, struct ibv_qp_ini
 			errno = err;
 			return NULL;
 		}
+	}
+	/* An RSS QP (wq.c): the table and its hashing go together. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE) {
+		err = !attr->rwq_ind_tbl || attr->rwq_ind_tbl->context != ctx ? EINVAL : sroce_rss_req(attr, &rss_req);
+		req = &rss_req;
+	} else if ((attr->comp_mask & IBV_QP_INIT_ATTR_RX_HASH) ||
+		   (req && (req->comp_mask & SROCE_CREATE_QP_REQ_RSS_PAYLOAD))) {
+		err = EINVAL;
+	}
+	if (err) {
+		errno = err;
+		return NULL;
 	}
 	ex.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	qp = sroce_create_qp_common(ctx, &ex, tgt ? NULL : req);

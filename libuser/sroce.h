@@ -161,6 +161,13 @@ struct sroce_srq {
 	uint32_t intf_repost;      /* the WQE recv_repost posts next (free-running) */
 };
 
+/* A receive work queue (wq.c): a receive ring an RSS QP's table feeds. */
+struct sroce_wq {
+	struct ibv_wq ibv_wq;
+	struct sroce_uring ring;
+	uint32_t max_sge;
+};
+
 struct sroce_ah {
 	struct ibv_ah ibv_ah;
 	uint32_t handle;           /* the kernel's AH handle for UD WQEs */
@@ -388,6 +395,16 @@ int sroce_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int sroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask);
 int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sroce_destroy_srq(struct ibv_srq *ibsrq);
+/* wq.c */
+struct ibv_wq *sroce_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *attr);
+int sroce_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr);
+int sroce_destroy_wq(struct ibv_wq *ibwq);
+int sroce_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+struct ibv_rwq_ind_table *sroce_create_rwq_ind_table(struct ibv_context *ctx, struct ibv_rwq_ind_table_init_attr *attr);
+int sroce_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
+/* An RSS QP's driver data from its rx_hash_conf (SROCE_CREATE_QP_REQ_RX_HASH
+ * and its fields; req's other bits as the caller set them). 0 or an errno. */
+int sroce_rss_req(const struct ibv_qp_init_attr_ex *attr, struct sroce_create_qp_req *req);
 int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
 /* intf.c: interface families (srocedv_query_intf). EBUSY while a table

@@ -1,12 +1,18 @@
 // IndTable and RssContext (ind_table.h): checking an RSS QP's attributes
 // and picking a received message's WQ.
 #include "ind_table.h"
+#include "abi.h"
 #include "qp.h"
 
 namespace sroce {
 
 using ktl::Error;
 namespace err = ktl::err;
+
+// The provider sends the ABI's values; the glue passes them through.
+static_assert(u32(SROCE_RX_HASH_TOEPLITZ) == u32(SROCE_CORE_RSS_TOEPLITZ) &&
+	      u32(SROCE_RX_HASH_XOR) == u32(SROCE_CORE_RSS_XOR));
+static_assert(sizeof(sroce_create_qp_req::rx_hash_key) == rss::key_len);
 
 ktl::Result<ktl::RefPtr<IndTable>> IndTable::create(Device &dev, u32 log_size, Wq *const *wqs) {
 	if (log_size > param::max_ind_table_log || !wqs)

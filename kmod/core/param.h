@@ -66,7 +66,7 @@
  * Each milestone flips its entry. */
 #define SROCE_HAVE_FAST_REG 1 /* IB_WR_REG_MR page lists (alloc_mr) */
 #define SROCE_HAVE_MW 1
-#define SROCE_HAVE_WQ 0 /* WQs and RSS: in the core, not yet in the glue */
+#define SROCE_HAVE_WQ 1 /* WQs and RSS indirection tables (wq.c) */
 #define SROCE_LIMIT(have, limit) ((have) ? (limit) : 0)
 
 #ifdef __cplusplus

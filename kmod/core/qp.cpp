@@ -138,7 +138,7 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	if (type_ == ib::qpt_gsi)
 		qkey_ = param::gsi_qkey;
 	// Last: nothing below can fail, so a QP on the poller is complete.
-	if (user_ && in.uctx && reinterpret_cast<Ucontext *>(in.uctx)->sq_poll()) {
+	if (user_ && in.uctx && sq_.valid() && reinterpret_cast<Ucontext *>(in.uctx)->sq_poll()) {
 		polled_ = true;
 		dev_->sq_poller().add(*this);
 	}

@@ -183,6 +183,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &sroce_mr_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_cq_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_srq_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_wq_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_xrcd_ops);
 	sdev->ibdev.driver_def = sroce_uapi_defs;
 	ib_set_device_ops(&sdev->ibdev, &sroce_qp_ops);

@@ -21,7 +21,8 @@ static int sroce_check_qp_init(const struct ib_qp *ibqp, const struct ib_qp_init
 	bool kernel_rcv = init->create_flags == SROCE_QP_CREATE_KERNEL_RCV &&
 			  init->qp_type == IB_QPT_XRC_TGT && !udata;
 
-	if ((init->create_flags && !kernel_rcv) || init->rwq_ind_tbl)
+	/* An RSS QP (wq.c): user space's UD; it may have no send side. */
+	if ((init->create_flags && !kernel_rcv) || (init->rwq_ind_tbl && (!udata || init->qp_type != IB_QPT_UD)))
 		return -EOPNOTSUPP;
 	switch (init->qp_type) {
 	case IB_QPT_RC:
@@ -49,7 +50,7 @@ static int sroce_check_qp_init(const struct ib_qp *ibqp, const struct ib_qp_init
 	}
 	if (init->sq_sig_type != IB_SIGNAL_ALL_WR && init->sq_sig_type != IB_SIGNAL_REQ_WR)
 		return -EINVAL;
-	if (!init->send_cq || (init->qp_type != IB_QPT_XRC_INI && !init->recv_cq))
+	if (!init->rwq_ind_tbl && (!init->send_cq || (init->qp_type != IB_QPT_XRC_INI && !init->recv_cq)))
 		return -EINVAL;
 	if (init->srq && init->srq->srq_type != IB_SRQT_BASIC)
 		return -EINVAL;
@@ -77,11 +78,13 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	struct sroce_create_qp_resp resp = {};
 	struct sroce_create_qp_req req;
 	struct sroce_core_qp_init qi = {};
+	struct sroce_core_rss_init ri;
 	unsigned int stride;
 
 	bool tgt = init->qp_type == IB_QPT_XRC_TGT;
-	/* Its own RQ: not with an SRQ, nor for either XRC half. */
-	bool rq = !init->srq && init->qp_type != IB_QPT_XRC_INI && !tgt;
+	/* Its own RQ: not with an SRQ, nor for either XRC half or RSS. */
+	bool rq = !init->srq && init->qp_type != IB_QPT_XRC_INI && !tgt && !init->rwq_ind_tbl;
+	bool sq = !!init->send_cq; /* an RSS QP may have none */
 	int err;
 
 	err = sroce_check_qp_init(ibqp, init, udata);
@@ -91,6 +94,8 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_QP_REQ_MASK,
 				 offsetof(struct sroce_create_qp_resp, mp_wr_buffer_sz)) ?:
 	      sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, rq, sizeof(resp));
+	if (!err && (init->rwq_ind_tbl || (req.comp_mask & (SROCE_CREATE_QP_REQ_RX_HASH | SROCE_CREATE_QP_REQ_RSS_PAYLOAD))))
+		err = init->rwq_ind_tbl ? sroce_rss_init(init, &req, &ri) : -EINVAL;
 	if (err)
 		return err;
 	if (tgt)
@@ -101,7 +106,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	/* A QP may be created without room on one side (max_*_wr 0); the
 	 * ring still has one entry so that both sides look the same. */
 	stride = sroce_core_wqe_stride(cap->max_send_sge, cap->max_inline_data);
-	err = sroce_ring_alloc(&qp->sq, max(cap->max_send_wr, 1u), SROCE_MAX_QP_WR, stride, qp->user);
+	err = sq ? sroce_ring_alloc(&qp->sq, max(cap->max_send_wr, 1u), SROCE_MAX_QP_WR, stride, qp->user) : 0;
 	if (err)
 		return err;
 	if (rq) {
@@ -115,12 +120,13 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	qi.qp_type = init->qp_type;
 	qi.port = 1;
 	qi.pd = to_spd(ibqp->pd)->core;
-	qi.send_cq = to_scq(init->send_cq)->core;
+	qi.send_cq = sq ? to_scq(init->send_cq)->core : NULL;
+	qi.rss = init->rwq_ind_tbl ? &ri : NULL;
 	qi.recv_cq = init->recv_cq ? to_scq(init->recv_cq)->core : NULL;
 	qi.srq = init->srq ? to_ssrq(init->srq)->core : NULL;
-	qi.max_send_sge = cap->max_send_sge;
+	qi.max_send_sge = sq ? cap->max_send_sge : 0;
 	qi.max_recv_sge = rq ? cap->max_recv_sge : 0;
-	qi.max_inline_data = cap->max_inline_data;
+	qi.max_inline_data = sq ? cap->max_inline_data : 0;
 	qi.sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qi.user = qp->user;
 	if (udata)
@@ -140,7 +146,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	ibqp->qp_num = sroce_core_qp_number(qp->core);
 
 	if (udata) {
-		err = sroce_ring_map(&qp->sq, udata, &resp.sq);
+		err = sq ? sroce_ring_map(&qp->sq, udata, &resp.sq) : 0;
 		if (!err && rq)
 			err = sroce_ring_map(&qp->rq, udata, &resp.rq);
 		if (err)
@@ -227,21 +233,16 @@ static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask
 	struct sroce_env_batch b;
 	int err;
 
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
-		return -EOPNOTSUPP;
-	err = sroce_check_empty_req(udata);
-	if (err)
-		return err;
 	/* No automatic path migration: there is no alternate path to keep,
 	 * and the only state it can be in is "migrated". */
-	if (mask & IB_QP_ALT_PATH)
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS || (mask & IB_QP_ALT_PATH))
 		return -EOPNOTSUPP;
 	if (mask & IB_QP_PATH_MIG_STATE) {
 		if (attr->path_mig_state != IB_MIG_MIGRATED)
 			return -EOPNOTSUPP;
 		mask &= ~IB_QP_PATH_MIG_STATE;
 	}
-	err = sroce_qp_attr_to_core(sdev, attr, mask, &ca);
+	err = sroce_check_empty_req(udata) ?: sroce_qp_attr_to_core(sdev, attr, mask, &ca);
 	if (err)
 		return err;
 	sroce_batch_init(&b);

@@ -131,6 +131,18 @@ struct sroce_srq {
 	bool user;
 };
 
+/* Receive work queues and RSS indirection tables (wq.c). */
+struct sroce_wq {
+	struct ib_wq ibwq;
+	struct sroce_core_wq *core;
+	struct sroce_ring ring;
+};
+
+struct sroce_ind_table {
+	struct ib_rwq_ind_table ibtbl;
+	struct sroce_core_ind_table *core;
+};
+
 struct sroce_qp {
 	struct ib_qp ibqp;
 	struct sroce_core_qp *core;
@@ -163,6 +175,16 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct sroce_srq, ibsrq);
+}
+
+static inline struct sroce_wq *to_swq(struct ib_wq *ibwq)
+{
+	return container_of(ibwq, struct sroce_wq, ibwq);
+}
+
+static inline struct sroce_ind_table *to_sind(struct ib_rwq_ind_table *ibtbl)
+{
+	return container_of(ibtbl, struct sroce_ind_table, ibtbl);
 }
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -332,9 +354,13 @@ void sroce_ring_free(struct sroce_ring *ring);
 /* cq.c, srq.c, qp.c, ah.c: the transport objects' verbs. */
 extern const struct ib_device_ops sroce_cq_ops;
 extern const struct ib_device_ops sroce_srq_ops;
+extern const struct ib_device_ops sroce_wq_ops;
 extern const struct ib_device_ops sroce_xrcd_ops;
 /* xrcd.c: an XRC target for create_qp (qp.c), as uverbs makes one. */
 int sroce_create_xrc_tgt(struct sroce_qp *qp, struct ib_qp_init_attr *init);
+/* wq.c: an RSS QP's hashing from its create request (ri->table set). */
+int sroce_rss_init(const struct ib_qp_init_attr *init, const struct sroce_create_qp_req *req,
+		   struct sroce_core_rss_init *ri);
 /* xrc_rcv.c: the driver method of the kernel-owned receive QP. */
 extern const struct uapi_definition sroce_uapi_defs[];
 void sroce_xrc_rcv_destroy_all(struct sroce_xrcd *xrcd);

@@ -74,6 +74,11 @@ static int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = SROCE_MAX_SRQ_SGE;
 	attr->max_ah = SROCE_MAX_AH;
+	/* RSS (wq.c): UD QPs spread over WQs; tables of up to 2^8 entries. */
+	attr->max_wq_type_rq = SROCE_LIMIT(SROCE_HAVE_WQ, SROCE_MAX_WQ);
+	attr->rss_caps.supported_qpts = SROCE_LIMIT(SROCE_HAVE_WQ, 1u << IB_QPT_UD);
+	attr->rss_caps.max_rwq_indirection_tables = SROCE_LIMIT(SROCE_HAVE_WQ, SROCE_MAX_RWQ_IND_TABLE);
+	attr->rss_caps.max_rwq_indirection_table_size = SROCE_LIMIT(SROCE_HAVE_WQ, 1u << SROCE_MAX_RWQ_IND_TABLE_LOG);
 	attr->max_pkeys = SROCE_MAX_PKEYS;
 	attr->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
 	attr->max_fast_reg_page_list_len = SROCE_LIMIT(SROCE_HAVE_FAST_REG, SROCE_MAX_FAST_REG_PAGE_LIST_LEN);

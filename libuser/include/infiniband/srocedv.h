@@ -121,6 +121,29 @@ enum srocedv_qp_init_attr_mask {
 	 * value libibverbs 44 gives to IBV_QP_INIT_ATTR_SEND_OPS_FLAGS). Not
 	 * with an SRQ: give the SRQ the attribute. */
 	SROCEDV_QP_INIT_ATTR_MP_WR = 1 << 0,
+	/* An RSS QP (IBV_QP_INIT_ATTR_IND_TABLE and _RX_HASH) hashes the IP
+	 * and TCP/UDP headers at the start of each UD payload, after a 4-byte
+	 * IPoIB-style header (seed 002-B), not the RoCE packet's own IP and
+	 * UDP headers. Documentation/rss.md. No field of its own. */
+	SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD = 1 << 2,
+};
+
+/* RSS hash functions beyond libibverbs' IBV_RX_HASH_FUNC_TOEPLITZ (1 << 0),
+ * in ibv_rx_hash_conf.rx_hash_function: the seed's XOR hash (the input's
+ * big-endian 32-bit words XORed; no key: rx_hash_key_len 0).
+ * srocedv_query_device's rss_hash_functions lists both. */
+#define SROCEDV_RX_HASH_FUNC_XOR (1 << 1)
+
+/* What an RSS completion's hash covered (the seed's IBT_WC_DETAIL_RSS_*;
+ * the UDP kinds are sroce's, for the RoCE packet's own headers). */
+enum srocedv_rss_hash_type {
+	SROCEDV_RSS_HASH_NONE = 0, /* matched no field: the value is 0 */
+	SROCEDV_RSS_HASH_IPV4 = 1,
+	SROCEDV_RSS_HASH_IPV6 = 2,
+	SROCEDV_RSS_HASH_TCP_IPV4 = 3,
+	SROCEDV_RSS_HASH_TCP_IPV6 = 4,
+	SROCEDV_RSS_HASH_UDP_IPV4 = 5,
+	SROCEDV_RSS_HASH_UDP_IPV6 = 6,
 };
 
 struct srocedv_qp_init_attr {
@@ -172,6 +195,12 @@ enum srocedv_wc_flags {
  * (between ibv_start_poll and ibv_end_poll, on a CQ with
  * SROCEDV_WC_EX_WITH_MP_WR). */
 size_t srocedv_wc_read_mp_wr_offset(struct ibv_cq_ex *cq);
+
+/* The RSS hash of the current completion (between ibv_start_poll and
+ * ibv_end_poll), and in *type (may be NULL) what it covered: a receive
+ * into a WQ of an RSS QP's indirection table. Any other completion reads 0
+ * and SROCEDV_RSS_HASH_NONE. */
+uint32_t srocedv_wc_read_rss_hash(struct ibv_cq_ex *cq, enum srocedv_rss_hash_type *type);
 
 /*
  * srocedv_create_qp - ibv_create_qp_ex with sroce attributes (sroce_attr may

@@ -89,6 +89,9 @@ struct ex_hdr {
 
 SROCE_PABI_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);	/* EX CREATE_CQ */
 SROCE_PABI_CMD_EX(ibv_modify_cq, ib_uverbs_ex_modify_cq);	/* EX MODIFY_CQ */
+SROCE_PABI_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);	/* EX CREATE_QP (RSS QPs) */
+SROCE_PABI_CMD_EX(ibv_create_wq, ib_uverbs_ex_create_wq);	/* EX CREATE_WQ */
+SROCE_PABI_CMD_EX(ibv_modify_wq, ib_uverbs_ex_modify_wq);	/* EX MODIFY_WQ */
 
 /* ------------------------------------------------------------------------
  * Functions exported by libibverbs.so.1 under IBVERBS_PRIVATE_34
@@ -234,6 +237,31 @@ int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
 			  struct ibv_srq_init_attr_ex *attr_ex, struct ibv_create_xsrq *cmd,
 			  size_t cmd_size, struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+
+/* An RSS QP (IBV_QP_INIT_ATTR_IND_TABLE): uverbs' extended create_qp,
+ * which carries the table's handle; the driver data follows the core
+ * request and response as with ibv_cmd_create_qp_ex. */
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *qp_attr, struct ibv_create_qp_ex *cmd,
+			  size_t cmd_size, struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size);
+
+/* Receive work queues and RSS indirection tables. create_wq fills the
+ * ibv_wq's context, handle and number; modify_wq keeps wq->state current;
+ * create_rwq_ind_table builds its own request from attr->ind_tbl's handles
+ * and fills the table's handle and number. */
+int ibv_cmd_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr,
+		      struct ibv_wq *wq, struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr, struct ibv_modify_wq *cmd,
+		      size_t cmd_size);
+int ibv_cmd_destroy_wq(struct ibv_wq *wq);
+int ibv_cmd_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *init_attr,
+				 struct ibv_rwq_ind_table *rwq_ind_table,
+				 struct ib_uverbs_ex_create_rwq_ind_table_resp *resp,
+				 size_t resp_size);
+int ibv_cmd_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);
 
 /* XRC: domains shared through an inode, and opening a target QP another
  * process made (no rings: the opener only modifies, queries, destroys). */

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce_rss - RSS over work queues (issue 18; Documentation/rss.md):
+ *
+ *   sroce_rss DEV [SENDER_DEV]
+ *
+ * One RSS UD QP on DEV over 8 WQs, each with its own CQ. 16 UD QPs on
+ * SENDER_DEV (default DEV) send 8 datagrams each; every completion's hash
+ * (srocedv_wc_read_rss_hash) is checked against the Toeplitz hash this
+ * program computes from the GRH area's addresses and the sender's UDP
+ * source port, and its WQ against the hash's low bits. Then payload mode
+ * with the XOR hash over IPoIB-style IP/TCP headers, a datagram that
+ * matches no field (slot 0, hash 0), the WQ states (RESET and ERR refuse
+ * posts, ERR flushes), EBUSY for a WQ in a table and a table in use, the
+ * caps, and the bad creations.
+ */
+#include <stdbool.h>
+#include <unistd.h>
+
+#include <infiniband/srocedv.h>
+
+#include "progs_common.h"
+
+enum { NWQ = 8, SENDERS = 16, PER_SENDER = 8, SLOT = 512, PER_WQ = 64, QKEY = 0x2468ace0 };
+
+static const uint8_t ms_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+/* Toeplitz, bit by bit, as the RSS specification states it. */
+static uint32_t toeplitz(const uint8_t *in, unsigned int len)
+{
+	uint32_t h = 0;
+
+	for (unsigned int bit = 0; bit < len * 8; bit++) {
+		if (!(in[bit / 8] & (0x80 >> (bit % 8))))
+			continue;
+		uint32_t w = 0;
+
+		for (unsigned int k = 0; k < 32; k++)
+			w = w << 1 | ((ms_key[(bit + k) / 8] >> (7 - (bit + k) % 8)) & 1);
+		h ^= w;
+	}
+	return h;
+}
+
+/* The UDP source port sroce gives a QP's packets (kmod/core/qp.cpp). */
+static uint16_t sport_of(uint32_t qpn)
+{
+	return (uint16_t)(0xc000 | (((qpn * 0x9e3779b1u) >> 16) & 0x3fff));
+}
+
+static int ud_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+struct rx {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct ibv_cq_ex *cq[NWQ];
+	struct ibv_wq *wq[NWQ];
+	struct ibv_rwq_ind_table *table;
+	struct ibv_qp *qp;
+};
+
+static int post_wq(struct rx *r, unsigned int w, unsigned int k)
+{
+	struct ibv_sge s = { .addr = (uintptr_t)(r->buf + ((size_t)w * PER_WQ + k) * SLOT), .length = SLOT,
+			     .lkey = r->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)w << 16 | k, .sg_list = &s, .num_sge = 1 }, *bad;
+
+	return ibv_post_wq_recv(r->wq[w], &wr, &bad);
+}
+
+static struct ibv_wq *make_wq(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq, uint32_t max_wr)
+{
+	struct ibv_wq_init_attr a = { .wq_type = IBV_WQT_RQ, .max_wr = max_wr, .max_sge = 1, .pd = pd, .cq = cq };
+
+	return ibv_create_wq(ctx, &a);
+}
+
+static int wq_state(struct ibv_wq *wq, enum ibv_wq_state s)
+{
+	struct ibv_wq_attr a = { .attr_mask = IBV_WQ_ATTR_STATE, .wq_state = s };
+
+	return ibv_modify_wq(wq, &a);
+}
+
+static struct ibv_qp *make_rss_qp(struct rx *r, enum ibv_qp_type t, uint64_t fields, uint8_t func,
+				  const uint8_t *key, uint8_t key_len, uint64_t sroce_flags)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = t,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = r->pd,
+		.rwq_ind_tbl = r->table,
+		.rx_hash_conf = { .rx_hash_function = func, .rx_hash_key_len = key_len, .rx_hash_key = (uint8_t *)key,
+				  .rx_hash_fields_mask = fields },
+	};
+	struct srocedv_qp_init_attr sa = { .comp_mask = sroce_flags };
+
+	return srocedv_create_qp(r->ctx, &a, &sa);
+}
+
+/* Polls every WQ's CQ until n completions arrived or 5 s passed; each goes
+ * to fn(w, wr_id, status, byte_len, src_qp, hash, type). */
+typedef void (*seen_fn)(struct rx *r, unsigned int w, const struct ibv_cq_ex *c, uint32_t hash,
+			enum srocedv_rss_hash_type type);
+
+static unsigned int drain(struct rx *r, unsigned int n, seen_fn fn)
+{
+	unsigned int got = 0;
+
+	for (int spins = 0; got < n && spins < 5000; spins++) {
+		for (unsigned int w = 0; w < NWQ; w++) {
+			struct ibv_poll_cq_attr pa = {};
+
+			if (ibv_start_poll(r->cq[w], &pa))
+				continue;
+			do {
+				enum srocedv_rss_hash_type type;
+				uint32_t h = srocedv_wc_read_rss_hash(r->cq[w], &type);
+
+				fn(r, w, r->cq[w], h, type);
+				got++;
+			} while (!ibv_next_poll(r->cq[w]));
+			ibv_end_poll(r->cq[w]);
+		}
+		usleep(1000);
+	}
+	return got;
+}
+
+static unsigned int used_mask;
+
+static void seen_outer(struct rx *r, unsigned int w, const struct ibv_cq_ex *c, uint32_t hash,
+		       enum srocedv_rss_hash_type type)
+{
+	struct ibv_cq_ex *cq = (struct ibv_cq_ex *)c;
+	const uint8_t *m = r->buf + ((size_t)(c->wr_id >> 16) * PER_WQ + (c->wr_id & 0xffff)) * SLOT;
+	uint8_t in[12];
+	uint16_t sp = sport_of(ibv_wc_read_src_qp(cq));
+
+	CHECK(c->status == IBV_WC_SUCCESS, "outer: completion status %d", c->status);
+	CHECK(type == SROCEDV_RSS_HASH_UDP_IPV4, "outer: hash type %d", type);
+	/* The GRH area's IPv4 header (at 20): source and destination. */
+	memcpy(in, m + 20 + 12, 8);
+	in[8] = (uint8_t)(sp >> 8), in[9] = (uint8_t)sp, in[10] = 4791 >> 8, in[11] = 4791 & 0xff;
+	uint32_t want = toeplitz(in, 12);
+
+	CHECK(hash == want, "outer: hash %#x, computed %#x (sender QP %u)", hash, want, ibv_wc_read_src_qp(cq));
+	CHECK((hash & (NWQ - 1)) == w, "outer: hash %#x in WQ %u", hash, w);
+	CHECK(ibv_wc_read_byte_len(cq) == 40u + 100 + m[40] % 100, "outer: byte_len %u", ibv_wc_read_byte_len(cq));
+	used_mask |= 1u << w;
+}
+
+static uint32_t xor_want[256];
+
+static void seen_payload(struct rx *r, unsigned int w, const struct ibv_cq_ex *c, uint32_t hash,
+			 enum srocedv_rss_hash_type type)
+{
+	const uint8_t *m = r->buf + ((size_t)(c->wr_id >> 16) * PER_WQ + (c->wr_id & 0xffff)) * SLOT;
+	unsigned int tag = m[40 + 100];
+
+	CHECK(c->status == IBV_WC_SUCCESS, "payload: completion status %d", c->status);
+	if (tag == 0xff) { /* the one that matches nothing */
+		CHECK(type == SROCEDV_RSS_HASH_NONE && hash == 0 && w == 0,
+		      "payload: no match went to WQ %u with hash %#x type %d", w, hash, type);
+		return;
+	}
+	CHECK(type == SROCEDV_RSS_HASH_TCP_IPV4, "payload: hash type %d", type);
+	CHECK(hash == xor_want[tag], "payload: tag %u hash %#x, computed %#x", tag, hash, xor_want[tag]);
+	CHECK((hash & (NWQ - 1)) == w, "payload: hash %#x in WQ %u", hash, w);
+}
+
+static int send_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t qpn, struct ibv_mr *mr, void *p, uint32_t len)
+{
+	struct ibv_sge s = { .addr = (uintptr_t)p, .length = len, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+				  .wr = { .ud = { .ah = ah, .remote_qpn = qpn, .remote_qkey = QKEY } } },
+			   *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+int main(int argc, char **argv)
+{
+	struct rx r = { 0 };
+	struct ibv_context *sctx;
+	struct ibv_pd *spd;
+	union ibv_gid gid, sgid;
+	int gid_idx, sgid_idx;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DEV [SENDER_DEV]\n", argv[0]);
+		return 2;
+	}
+	if (open_with_gid(argv[1], &r.ctx, &r.pd, &gid, &gid_idx) ||
+	    open_with_gid(argc > 2 ? argv[2] : argv[1], &sctx, &spd, &sgid, &sgid_idx))
+		return 1;
+
+	/* Caps. */
+	struct ibv_device_attr_ex dx = {};
+
+	CHECK(!ibv_query_device_ex(r.ctx, NULL, &dx), "ibv_query_device_ex: %s", strerror(errno));
+	CHECK(dx.rss_caps.supported_qpts & (1u << IBV_QPT_UD), "rss_caps: UD (supported_qpts %#x)",
+	      dx.rss_caps.supported_qpts);
+	CHECK(dx.rss_caps.max_rwq_indirection_table_size == 256 && dx.rss_caps.max_rwq_indirection_tables > 0 &&
+		      dx.max_wq_type_rq > 0,
+	      "rss_caps: table size %u, tables %u, max_wq_type_rq %u", dx.rss_caps.max_rwq_indirection_table_size,
+	      dx.rss_caps.max_rwq_indirection_tables, dx.max_wq_type_rq);
+
+	size_t bytes = (size_t)NWQ * PER_WQ * SLOT;
+
+	r.buf = calloc(1, bytes);
+	r.mr = ibv_reg_mr(r.pd, r.buf, bytes, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(r.buf && r.mr, "receive buffer: %s", strerror(errno));
+	for (unsigned int w = 0; w < NWQ; w++) {
+		struct ibv_cq_init_attr_ex ca = { .cqe = 256,
+						  .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP };
+
+		r.cq[w] = ibv_create_cq_ex(r.ctx, &ca);
+		r.wq[w] = r.cq[w] ? make_wq(r.ctx, r.pd, ibv_cq_ex_to_cq(r.cq[w]), PER_WQ) : NULL;
+		CHECK(r.wq[w], "WQ %u: %s", w, strerror(errno));
+		if (!r.wq[w])
+			return 1;
+		/* RESET takes no receives. */
+		CHECK_ERR(post_wq(&r, w, 0), EINVAL, "a post to a WQ in RESET");
+		CHECK(!wq_state(r.wq[w], IBV_WQS_RDY), "WQ %u to RDY: %s", w, strerror(errno));
+		for (unsigned int k = 0; k < PER_WQ; k++)
+			CHECK(!post_wq(&r, w, k), "post to WQ %u", w);
+	}
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 3, .ind_tbl = r.wq };
+
+	r.table = ibv_create_rwq_ind_table(r.ctx, &ta);
+	CHECK(r.table, "ibv_create_rwq_ind_table: %s", strerror(errno));
+
+	/* Bad creations, each refused with nothing made. */
+	struct ibv_wq *big[512];
+
+	for (unsigned int i = 0; i < 512; i++)
+		big[i] = r.wq[0];
+	struct ibv_rwq_ind_table_init_attr bad_ta = { .log_ind_tbl_size = 9, .ind_tbl = big };
+
+	CHECK(!ibv_create_rwq_ind_table(r.ctx, &bad_ta) && errno == EINVAL, "a table of 2^9: %s", strerror(errno));
+	CHECK(!make_wq(r.ctx, r.pd, ibv_cq_ex_to_cq(r.cq[0]), 1u << 20) && errno == EINVAL, "a WQ of 2^20: %s",
+	      strerror(errno));
+	CHECK(!make_rss_qp(&r, IBV_QPT_RC, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0),
+	      "an RC RSS QP");
+	CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV6, IBV_RX_HASH_FUNC_TOEPLITZ,
+			   ms_key, 40, 0) && errno == EINVAL,
+	      "IPv4 with IPv6 fields: %s", strerror(errno));
+	CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_UDP,
+			   IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD) && errno == EINVAL,
+	      "TCP with UDP ports: %s", strerror(errno));
+	CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 39, 0) &&
+		      errno == EINVAL,
+	      "a 39-byte key: %s", strerror(errno));
+
+	/* Outer mode, Toeplitz over the IPv4 addresses and UDP ports. */
+	r.qp = make_rss_qp(&r, IBV_QPT_UD,
+			   IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
+				   IBV_RX_HASH_DST_PORT_UDP,
+			   IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0);
+	CHECK(r.qp && !ud_rts(r.qp), "the RSS QP: %s", strerror(errno));
+	if (!r.qp)
+		return 1;
+	CHECK_ERR(ibv_destroy_wq(r.wq[0]), EBUSY, "destroying a WQ in a table");
+	CHECK_ERR(ibv_destroy_rwq_ind_table(r.table), EBUSY, "destroying a table in use");
+
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = gid, .sgid_index = (uint8_t)sgid_idx, .hop_limit = 64 } };
+	struct ibv_ah *ah = ibv_create_ah(spd, &aa);
+	struct ibv_cq *scq = ibv_create_cq(sctx, 1024, NULL, NULL, 0);
+	uint8_t *sbuf = calloc(1, 65536);
+	struct ibv_mr *smr = ibv_reg_mr(spd, sbuf, 65536, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp *sq[SENDERS];
+
+	CHECK(ah && scq && smr, "sender resources: %s", strerror(errno));
+	for (unsigned int i = 0; i < SENDERS; i++) {
+		struct ibv_qp_init_attr qa = { .send_cq = scq, .recv_cq = scq, .qp_type = IBV_QPT_UD,
+					       .cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1,
+							.max_recv_sge = 1 } };
+
+		sq[i] = ibv_create_qp(spd, &qa);
+		CHECK(sq[i] && !ud_rts(sq[i]), "sender %u: %s", i, strerror(errno));
+	}
+	for (unsigned int m = 0; m < SENDERS * PER_SENDER; m++) {
+		uint8_t *p = sbuf + m * 256;
+
+		p[0] = (uint8_t)m;
+		CHECK(!send_ud(sq[m % SENDERS], ah, r.qp->qp_num, smr, p, 100 + p[0] % 100), "send %u", m);
+		if (m % 32 == 31)
+			usleep(2000); /* each WQ holds 64: let the consumers keep up */
+	}
+	unsigned int got = drain(&r, SENDERS * PER_SENDER, seen_outer);
+
+	CHECK(got == SENDERS * PER_SENDER, "outer: %u of %u datagrams", got, SENDERS * PER_SENDER);
+	CHECK(__builtin_popcount(used_mask) > 1, "outer: WQs used %#x", used_mask);
+	printf("outer: %u datagrams over WQs %#x, every hash as computed\n", got, used_mask);
+	CHECK(!ibv_destroy_qp(r.qp), "destroy the outer RSS QP");
+
+	/* Payload mode, XOR, over IPoIB-style IPv4/TCP headers; one datagram
+	 * matches nothing and goes to slot 0 with hash 0. */
+	for (unsigned int w = 0; w < NWQ; w++)
+		for (unsigned int k = 0; k < PER_WQ; k++)
+			post_wq(&r, w, k); /* refill: ENOMEM once full is fine */
+	r.qp = make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_TCP |
+					   IBV_RX_HASH_DST_PORT_TCP,
+			   SROCEDV_RX_HASH_FUNC_XOR, NULL, 0, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD);
+	CHECK(r.qp && !ud_rts(r.qp), "the payload RSS QP: %s", strerror(errno));
+	if (!r.qp)
+		return 1;
+	for (unsigned int m = 0; m <= 32; m++) {
+		uint8_t *p = sbuf + 32768 + m * 256;
+		uint16_t sport = (uint16_t)(1024 + 97 * m), dport = 443;
+
+		memset(p, 0, 256);
+		if (m < 32) {
+			p[0] = 0x08, p[1] = 0x00, p[4] = 0x45, p[4 + 9] = 6;
+			p[16] = 192, p[17] = 168, p[18] = 7, p[19] = (uint8_t)m;
+			p[20] = 10, p[21] = 0, p[22] = 0, p[23] = 1;
+			p[24] = (uint8_t)(sport >> 8), p[25] = (uint8_t)sport, p[26] = dport >> 8, p[27] = dport & 0xff;
+			xor_want[m] = (0xc0a80700u | m) ^ 0x0a000001u ^ ((uint32_t)sport << 16 | dport);
+		} else {
+			p[0] = 0x08, p[1] = 0x06; /* ARP: not IP */
+		}
+		p[100] = m < 32 ? (uint8_t)m : 0xff;
+		CHECK(!send_ud(sq[m % SENDERS], ah, r.qp->qp_num, smr, p, 200), "payload send %u", m);
+	}
+	got = drain(&r, 33, seen_payload);
+	CHECK(got == 33, "payload: %u of 33 datagrams", got);
+	printf("payload: %u datagrams, every XOR hash as computed, the unmatched one in slot 0\n", got);
+
+	/* ERR flushes what is posted, and refuses posts. */
+	unsigned int flushed = 0;
+
+	CHECK(!wq_state(r.wq[1], IBV_WQS_ERR), "WQ 1 to ERR: %s", strerror(errno));
+	for (int spins = 0; spins < 1000 && !flushed; spins++) {
+		struct ibv_poll_cq_attr pa = {};
+
+		if (!ibv_start_poll(r.cq[1], &pa)) {
+			do
+				flushed += r.cq[1]->status == IBV_WC_WR_FLUSH_ERR;
+			while (!ibv_next_poll(r.cq[1]));
+			ibv_end_poll(r.cq[1]);
+		}
+		usleep(1000);
+	}
+	CHECK(flushed > 0, "ERR flushed WQ 1's receives (%u)", flushed);
+	CHECK_ERR(post_wq(&r, 1, 0), EINVAL, "a post to a WQ in ERR");
+	struct ibv_wq_attr back = { .attr_mask = IBV_WQ_ATTR_STATE, .wq_state = IBV_WQS_RDY };
+
+	CHECK(ibv_modify_wq(r.wq[1], &back) == EINVAL, "ERR -> RDY is refused");
+
+	/* Teardown in order: QPs, table, WQs, CQs. */
+	CHECK(!ibv_destroy_qp(r.qp), "destroy the payload RSS QP");
+	CHECK(!ibv_destroy_rwq_ind_table(r.table), "destroy the table");
+	for (unsigned int w = 0; w < NWQ; w++)
+		CHECK(!ibv_destroy_wq(r.wq[w]) && !ibv_destroy_cq(ibv_cq_ex_to_cq(r.cq[w])), "destroy WQ %u", w);
+	for (unsigned int i = 0; i < SENDERS; i++)
+		ibv_destroy_qp(sq[i]);
+	ibv_destroy_ah(ah);
+	ibv_destroy_cq(scq);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(r.mr);
+	printf("%s\n", failures ? "FAILED" : "all checks passed");
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# RSS over work queues (issue 18, Documentation/rss.md): sroce_rss on one
+# device, then with its 16 senders on another device in namespace h2: the
+# caps, every datagram's hash checked against the Toeplitz (outer IP/UDP
+# headers) and XOR (IPoIB-style payload headers) hashes the program
+# computes, its WQ against the hash's low bits, an unmatched datagram in
+# slot 0, the WQ states, EBUSY for objects in use, the bad creations. Then
+# the kernel is whole: no QP left, sroce unloads.
+# vm-timeout: 300
+. "$(dirname "$0")/lib.sh"
+
+modprobe sroce
+make_veth veth0 veth1
+rdma link add sroce0 type sroce netdev veth0
+check "sroce0's IPv4 GID" wait_until 10 gid_index sroce0 10.0.1.1
+check_prog "sroce_rss: senders on the same device" timeout 120 "$PROGS/sroce_rss" sroce0
+ip netns add h2 && ip link add veth-r type veth peer name veth-s netns h2
+ip link set veth-r up && ip addr add 10.0.9.1/24 dev veth-r
+ip -n h2 link set lo up && ip -n h2 link set veth-s up && ip -n h2 addr add 10.0.9.2/24 dev veth-s
+rdma link add sroce1 type sroce netdev veth-r && ip netns exec h2 rdma link add sroce2 type sroce netdev veth-s
+check "sroce1's IPv4 GID" wait_until 10 gid_index sroce1 10.0.9.1
+check "sroce2's IPv4 GID" wait_until 10 gid_index sroce2 10.0.9.2
+check_prog "sroce_rss: 16 senders in namespace h2, across a veth" timeout 120 "$PROGS/sroce_rss" sroce1 sroce2
+ip netns exec h2 rdma link delete sroce2
+rdma link delete sroce1
+ip netns del h2
+check "no UD QP left behind" sh -c "! rdma res show qp | grep -q 'type UD'"
+rdma link delete sroce0
+check "sroce unloads" modprobe -r sroce
+finish
