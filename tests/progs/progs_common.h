@@ -156,6 +156,20 @@ static inline int qp_to_rts_mtu(struct ibv_qp *qp, uint32_t dest_qpn, const unio
 	return ibv_modify_qp(qp, &a, mask);
 }
 
+/* A UD QP through INIT (port 1, qkey), RTR and RTS: 0, or -1. */
+static inline int ud_qp_rts(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
 /* qp_to_rts_mtu with path MTU 1024. */
 static inline int qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
 			    int gid_idx, uint8_t rd_atomic, uint8_t timeout)

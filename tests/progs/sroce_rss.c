@@ -52,19 +52,6 @@ static uint16_t sport_of(uint32_t qpn)
 	return (uint16_t)(0xc000 | (((qpn * 0x9e3779b1u) >> 16) & 0x3fff));
 }
 
-static int ud_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 struct rx {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -275,7 +262,7 @@ int main(int argc, char **argv)
 			   IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
 				   IBV_RX_HASH_DST_PORT_UDP,
 			   IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0);
-	CHECK(r.qp && !ud_rts(r.qp), "the RSS QP: %s", strerror(errno));
+	CHECK(r.qp && !ud_qp_rts(r.qp, QKEY), "the RSS QP: %s", strerror(errno));
 	if (!r.qp)
 		return 1;
 	CHECK_ERR(ibv_destroy_wq(r.wq[0]), EBUSY, "destroying a WQ in a table");
@@ -296,7 +283,7 @@ int main(int argc, char **argv)
 							.max_recv_sge = 1 } };
 
 		sq[i] = ibv_create_qp(spd, &qa);
-		CHECK(sq[i] && !ud_rts(sq[i]), "sender %u: %s", i, strerror(errno));
+		CHECK(sq[i] && !ud_qp_rts(sq[i], QKEY), "sender %u: %s", i, strerror(errno));
 	}
 	for (unsigned int m = 0; m < SENDERS * PER_SENDER; m++) {
 		uint8_t *p = sbuf + m * 256;
@@ -321,7 +308,7 @@ int main(int argc, char **argv)
 	r.qp = make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_TCP |
 					   IBV_RX_HASH_DST_PORT_TCP,
 			   SROCEDV_RX_HASH_FUNC_XOR, NULL, 0, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD);
-	CHECK(r.qp && !ud_rts(r.qp), "the payload RSS QP: %s", strerror(errno));
+	CHECK(r.qp && !ud_qp_rts(r.qp, QKEY), "the payload RSS QP: %s", strerror(errno));
 	if (!r.qp)
 		return 1;
 	for (unsigned int m = 0; m <= 32; m++) {

@@ -24,19 +24,6 @@ static uint8_t pattern(unsigned int sender, unsigned int seq, unsigned int j)
 	return (uint8_t)(sender * 67 + seq * 13 + j);
 }
 
-static int ud_qp_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
@@ -71,7 +58,7 @@ int main(int argc, char **argv)
 	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
 	unsigned int sent[MAX_SENDERS] = { 0 }, got[MAX_SENDERS] = { 0 }, bad = 0, total = 0;
 
-	CHECK(rq && rmr && smr && ah && !ud_qp_rts(rq), "a UD QP 0x%x on an SRQ", rq ? rq->qp_num : 0);
+	CHECK(rq && rmr && smr && ah && !ud_qp_rts(rq, QKEY), "a UD QP 0x%x on an SRQ", rq ? rq->qp_num : 0);
 	if (!rq || !rmr || !smr || !ah)
 		return 1;
 	for (unsigned int s = 0; s < senders; s++) {
@@ -80,7 +67,7 @@ int main(int argc, char **argv)
 							.max_recv_sge = 1 } };
 
 		sq[s] = ibv_create_qp(pd, &qa);
-		if (!sq[s] || ud_qp_rts(sq[s])) {
+		if (!sq[s] || ud_qp_rts(sq[s], QKEY)) {
 			CHECK(0, "sender %u", s);
 			return 1;
 		}
