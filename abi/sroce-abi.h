@@ -338,7 +338,7 @@ struct sroce_create_qp_req {
 	__u8 rx_hash_function;   /* enum sroce_rx_hash_function */
 	__u8 rx_hash_key_len;    /* 40 for Toeplitz */
 	__u8 reserved0[2];
-	__u32 rx_default_wqn;    /* reserved for the default WQ: 0 (EOPNOTSUPP otherwise) */
+	__u32 rx_default_wqn;    /* SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ: the WQ for what matches no field */
 	__u8 rx_hash_key[40];
 };
 /* The same bit in the QP's and the SRQ's request. */
@@ -348,7 +348,13 @@ struct sroce_create_qp_req {
  * the UD payload's start, not the RoCE packet's own IP and UDP headers
  * (srocedv's SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD). */
 #define SROCE_CREATE_QP_REQ_RSS_PAYLOAD (1ull << 2)
-#define SROCE_CREATE_QP_REQ_MASK (SROCE_CREATE_REQ_MP_WR | SROCE_CREATE_QP_REQ_RX_HASH | SROCE_CREATE_QP_REQ_RSS_PAYLOAD)
+/* With RX_HASH: rx_default_wqn names a WQ of the caller's context and the
+ * QP's PD that takes the messages matching no hashed field (srocedv's
+ * SROCEDV_QP_INIT_ATTR_RSS_DEFAULT_WQ); destroying it is EBUSY meanwhile. */
+#define SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ (1ull << 3)
+#define SROCE_CREATE_QP_REQ_MASK                                                                   \
+	(SROCE_CREATE_REQ_MP_WR | SROCE_CREATE_QP_REQ_RX_HASH | SROCE_CREATE_QP_REQ_RSS_PAYLOAD |  \
+	 SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ)
 /* The values are kmod/core/core.h's sroce_core_rss_func. */
 enum sroce_rx_hash_function {
 	SROCE_RX_HASH_TOEPLITZ = 0,

@@ -196,7 +196,7 @@ struct ibv_qp *sroce_create_qp_ex_req(struct ibv_context *ctx, struct ibv_qp_ini
 		err = !attr->rwq_ind_tbl || attr->rwq_ind_tbl->context != ctx ? EINVAL : sroce_rss_req(attr, &rss_req);
 		req = &rss_req;
 	} else if ((attr->comp_mask & IBV_QP_INIT_ATTR_RX_HASH) ||
-		   (req && (req->comp_mask & SROCE_CREATE_QP_REQ_RSS_PAYLOAD))) {
+		   (req && (req->comp_mask & (SROCE_CREATE_QP_REQ_RSS_PAYLOAD | SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ)))) {
 		err = EINVAL;
 	}
 	if (err) {

@@ -114,6 +114,15 @@ struct ibv_qp *srocedv_create_qp(struct ibv_context *ibctx, struct ibv_qp_init_a
 
 	if (!err && sroce_attr)
 		err = mp_wr_req(req.comp_mask, sroce_attr->mp_wr, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz);
+	if (!err && (req.comp_mask & SROCEDV_QP_INIT_ATTR_RSS_DEFAULT_WQ)) {
+		_Static_assert((uint64_t)SROCEDV_QP_INIT_ATTR_RSS_DEFAULT_WQ == SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ,
+			       "the srocedv comp_mask bit is the kernel request's");
+		struct ibv_wq *dw = sroce_attr->rss_default_wq;
+
+		err = !dw || dw->context != ibctx ? EINVAL : 0;
+		if (!err)
+			req.rx_default_wqn = dw->wq_num;
+	}
 	if (err) {
 		errno = err;
 		return NULL;

@@ -213,6 +213,8 @@ struct sroce_core_wq_init {
 	unsigned int stride;     /* bytes per WQE: sroce_core_wqe_stride */
 	unsigned int max_sge;
 	int user;
+	/* The context whose RSS QPs may name it as their default WQ. */
+	struct sroce_core_ucontext *uctx;
 };
 int sroce_core_wq_create(struct sroce_core_dev *dev, const struct sroce_core_wq_init *init,
 			 struct sroce_core_wq **out);
@@ -226,6 +228,9 @@ int sroce_core_wq_modify(struct sroce_core_wq *wq, unsigned int state, int cur_s
 unsigned int sroce_core_wq_state(struct sroce_core_wq *wq);
 int sroce_core_wq_post_recv(struct sroce_core_wq *wq, const struct sroce_wqe *wqe,
 			    const struct sroce_sge *sge);
+/* Non-zero while a live RSS QP names the WQ as its default (destroy is
+ * then EBUSY; ib_core counts only the tables that hold a WQ). */
+int sroce_core_wq_busy(struct sroce_core_wq *wq);
 /* wqs: 2^log_size WQs of the device (-EINVAL otherwise, or above
  * SROCE_MAX_RWQ_IND_TABLE_LOG). The table holds a reference on each. */
 int sroce_core_ind_table_create(struct sroce_core_dev *dev, unsigned int log_size,
@@ -233,13 +238,14 @@ int sroce_core_ind_table_create(struct sroce_core_dev *dev, unsigned int log_siz
 void sroce_core_ind_table_destroy(struct sroce_core_ind_table *t);
 
 /* An RSS QP's hashing (rss.h): enum ibv_rx_hash_fields, the function, the
- * headers, the Toeplitz key; and an optional default WQ for messages that
- * match no field (NULL: they hash to 0). */
+ * headers, the Toeplitz key; and an optional default WQ, by number, for
+ * messages that match no field (0: none, they hash to 0): a WQ of the QP's
+ * context (sroce_core_qp_init.uctx, NULL for the kernel's) and PD. */
 enum sroce_core_rss_func { SROCE_CORE_RSS_TOEPLITZ = 0, SROCE_CORE_RSS_XOR = 1 };
 enum sroce_core_rss_headers { SROCE_CORE_RSS_OUTER = 0, SROCE_CORE_RSS_PAYLOAD = 1 };
 struct sroce_core_rss_init {
 	struct sroce_core_ind_table *table;
-	struct sroce_core_wq *default_wq;
+	unsigned int default_wqn;
 	unsigned long long fields;
 	unsigned int func;       /* enum sroce_core_rss_func */
 	unsigned int headers;    /* enum sroce_core_rss_headers */

@@ -29,7 +29,7 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	TRY(pd_ids_.init(1, param::max_pd));
 	TRY(keys_.init(param::max_mr));
 	TRY(xrcd_ids_.init(1, param::max_xrcd));
-	TRY(wq_ids_.init(1, param::max_wq));
+	TRY(wqs_.init(1, param::max_wq));
 	TRY(srqs_.init(1, param::max_srq));
 	// QPNs 0 and 1 are the special QPs; QP1 is placed with insert_at.
 	TRY(qps_.init(param::first_qpn, param::max_qp - 1));

@@ -17,6 +17,7 @@ namespace sroce {
 class Qp;
 class Ah;
 class Srq;
+class Wq;
 
 class Device;
 // rx.cpp: one received packet (consumed).
@@ -90,7 +91,8 @@ public:
 	// An MR with npages pinned pages came (true) or went (false).
 	void count_mr(u64 npages, bool add);
 	IdAllocator &xrcd_ids() { return xrcd_ids_; }
-	IdAllocator &wq_ids() { return wq_ids_; }
+	// WQN -> Wq: an RSS QP finds its default WQ by number (ind_table.h).
+	ObjectTable<Wq> &wqs() { return wqs_; }
 	// SRQN -> Srq: an XRC target finds a message's SRQ by the number in
 	// its XRCETH. 0 is never an SRQN, so an unset one matches nothing.
 	ObjectTable<Srq> &srqs() { return srqs_; }
@@ -121,7 +123,7 @@ private:
 	IdAllocator pd_ids_;
 	MemoryKeyTable keys_;
 	IdAllocator xrcd_ids_;
-	IdAllocator wq_ids_;
+	ObjectTable<Wq> wqs_;
 	ObjectTable<Srq> srqs_;
 	ObjectTable<Qp> qps_;
 	ObjectTable<Ah> ahs_;

@@ -30,10 +30,13 @@ ktl::Result<ktl::RefPtr<IndTable>> IndTable::create(Device &dev, u32 log_size, W
 
 IndTable::~IndTable() { dev_->counts().ind_tables.put(); }
 
-ktl::Result<void> RssContext::init(Device &dev, u32 pdn, const sroce_core_rss_init &in) {
+ktl::Result<void> RssContext::init(Device &dev, u32 pdn, const void *uctx, const sroce_core_rss_init &in) {
 	auto *t = reinterpret_cast<IndTable *>(in.table);
-	auto *dwq = reinterpret_cast<Wq *>(in.default_wq);
-	if (!t || &t->device() != &dev || (dwq && (&dwq->device() != &dev || dwq->pdn() != pdn)))
+	if (!t || &t->device() != &dev)
+		return Error::from_errno(err::inval);
+	// Another context's WQ, or none by that number, looks the same.
+	ktl::RefPtr<Wq> dwq = in.default_wqn ? dev.wqs().lookup(in.default_wqn) : nullptr;
+	if (in.default_wqn && (!dwq || dwq->uctx() != uctx || dwq->pdn() != pdn))
 		return Error::from_errno(err::inval);
 	for (u32 i = 0; i < t->size(); i++)
 		if (t->entry(i).pdn() != pdn)
@@ -52,8 +55,16 @@ ktl::Result<void> RssContext::init(Device &dev, u32 pdn, const sroce_core_rss_in
 	if (toeplitz)
 		__builtin_memcpy(config.key, in.key, rss::key_len);
 	table = ktl::RefPtr<IndTable>(t);
-	default_wq = ktl::RefPtr<Wq>(dwq);
+	default_wq = ktl::move(dwq);
+	if (default_wq)
+		default_wq->default_users.fetch_add(1, ktl::MemoryOrder::acq_rel);
 	return {};
+}
+
+void RssContext::release() {
+	if (default_wq)
+		default_wq->default_users.fetch_sub(1, ktl::MemoryOrder::acq_rel);
+	default_wq = nullptr;
 }
 
 Wq &RssContext::pick(const RxPacket &rx, rss::Hash *h) const {

@@ -34,9 +34,13 @@ struct RssContext {
 	ktl::RefPtr<IndTable> table; // null: not an RSS QP
 	ktl::RefPtr<Wq> default_wq;  // may be null
 
-	// Checks and takes an RSS QP's attributes: the table and default WQ
-	// of dev and in PD pdn, fields_error's rules, a 40-byte Toeplitz key.
-	ktl::Result<void> init(Device &dev, u32 pdn, const sroce_core_rss_init &in);
+	// Checks and takes an RSS QP's attributes: the table of dev and PD
+	// pdn, the default WQ of the same PD and of context uctx (by number),
+	// fields_error's rules, a 40-byte Toeplitz key.
+	ktl::Result<void> init(Device &dev, u32 pdn, const void *uctx, const sroce_core_rss_init &in);
+	// The QP is destroyed (or never made): its default WQ may go. Once.
+	void release();
+	~RssContext() { release(); }
 	// The hash of a received message and the WQ it goes to.
 	Wq &pick(const RxPacket &rx, rss::Hash *h) const;
 	// The QP is going away: its pending CQEs in the WQs' kernel CQs no

@@ -102,7 +102,7 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	if (in.srq)
 		recvq_.srq = ktl::RefPtr<Srq>(reinterpret_cast<Srq *>(in.srq));
 	if (in.rss)
-		TRY(rss_.init(*dev_, pd_->pdn(), *in.rss));
+		TRY(rss_.init(*dev_, pd_->pdn(), in.uctx, *in.rss));
 	xrcd_ = ktl::RefPtr<Xrcd>(reinterpret_cast<Xrcd *>(in.xrcd));
 	max_send_sge_ = in.max_send_sge;
 	recvq_.max_sge = in.max_recv_sge;
@@ -176,6 +176,7 @@ void Qp::destroy() {
 	if (rcq_ && rcq_.get() != scq_.get())
 		rcq_->forget_qp(owner_);
 	rss_.forget_qp(owner_);
+	rss_.release();
 }
 
 // ---- errors ------------------------------------------------------------------

@@ -45,14 +45,16 @@ ktl::Result<void> Wq::init(const sroce_core_wq_init &init) {
 	cq_ = ktl::RefPtr<CompletionQueue>(reinterpret_cast<CompletionQueue *>(init.cq));
 	owner_ = init.owner;
 	user_ = init.user != 0;
+	uctx_ = init.uctx;
 	rq_.init(init.ring, init.log_size, init.stride, init.max_sge);
-	wqn_ = TRY(dev_->wq_ids().alloc());
+	// Last: once in the table an RSS QP may name it.
+	wqn_ = TRY(dev_->wqs().insert(this));
+	listed_ = true;
 	return {};
 }
 
 Wq::~Wq() {
-	if (wqn_)
-		dev_->wq_ids().free(wqn_);
+	KTL_WARN_ON(listed_); // kill() takes it out before the last reference
 	dev_->counts().wqs.put();
 }
 
@@ -133,6 +135,10 @@ void Wq::fatal_locked(sroce_env_batch *b) {
 }
 
 void Wq::kill() {
+	if (listed_) {
+		dev_->wqs().remove(wqn_, this);
+		listed_ = false;
+	}
 	ktl::Guard g(lock_);
 	dead_ = true;
 }

@@ -10,6 +10,7 @@
 // it to ERR and raises IB_EVENT_WQ_FATAL once.
 #pragma once
 #include "cq.h"
+#include "ktl/atomic.h"
 #include "pd.h"
 #include "recv_queue.h"
 #include "rss.h"
@@ -36,6 +37,9 @@ public:
 	void receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h, sroce_env_batch *b);
 
 	u32 wqn() const { return wqn_; }
+	const void *uctx() const { return uctx_; }
+	// RSS QPs that name it as their default WQ (RssContext).
+	ktl::Atomic<u32> default_users{0};
 	u32 pdn() const { return pd_->pdn(); }
 	Device &device() const { return *dev_; }
 	CompletionQueue &cq() const { return *cq_; }
@@ -57,7 +61,9 @@ private:
 	ktl::RefPtr<Pd> pd_;
 	ktl::RefPtr<CompletionQueue> cq_;
 	void *owner_ = nullptr;
+	const void *uctx_ = nullptr;
 	u32 wqn_ = 0;
+	bool listed_ = false; // in the device's WQN table
 	bool user_ = false;
 	ktl::SpinLock lock_{SROCE_LOCK_WQ};
 	RecvQueue rq_;      // guarded by lock_

@@ -94,7 +94,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_QP_REQ_MASK,
 				 offsetof(struct sroce_create_qp_resp, mp_wr_buffer_sz)) ?:
 	      sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, rq, sizeof(resp));
-	if (!err && (init->rwq_ind_tbl || (req.comp_mask & (SROCE_CREATE_QP_REQ_RX_HASH | SROCE_CREATE_QP_REQ_RSS_PAYLOAD))))
+	if (!err && (init->rwq_ind_tbl || (req.comp_mask & ~SROCE_CREATE_REQ_MP_WR)))
 		err = init->rwq_ind_tbl ? sroce_rss_init(init, &req, &ri) : -EINVAL;
 	if (err)
 		return err;

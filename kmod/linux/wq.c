@@ -40,6 +40,7 @@ static struct ib_wq *sroce_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr 
 	wi.log_size = wq->ring.log_size;
 	wi.max_sge = init->max_sge;
 	wi.user = 1;
+	wi.uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc)->core;
 	err = sroce_core_wq_create(sdev->core, &wi, &wq->core);
 	if (err)
 		goto err_ring;
@@ -71,8 +72,10 @@ static int sroce_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
 {
 	struct sroce_wq *wq = to_swq(ibwq);
 
-	/* ib_core refuses while a table holds the WQ (usecnt); a table's core
-	 * reference keeps the core WQ until the table goes, dead meanwhile. */
+	/* ib_core refuses while a table holds the WQ (usecnt); an RSS QP that
+	 * names it as its default is the core's to count. */
+	if (sroce_core_wq_busy(wq->core))
+		return -EBUSY;
 	sroce_core_wq_destroy(wq->core);
 	/* No WQ_FATAL event for ibwq can still be in a batch being flushed. */
 	synchronize_rcu();
@@ -136,10 +139,13 @@ int sroce_rss_init(const struct ib_qp_init_attr *init, const struct sroce_create
 {
 	if (!(req->comp_mask & SROCE_CREATE_QP_REQ_RX_HASH))
 		return -EINVAL; /* a table without the hashing to spread by */
-	if (req->rx_default_wqn || req->reserved0[0] || req->reserved0[1])
+	if (req->reserved0[0] || req->reserved0[1])
 		return -EOPNOTSUPP;
+	if (!(req->comp_mask & SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ) != !req->rx_default_wqn)
+		return -EINVAL;
 	memset(ri, 0, sizeof(*ri));
 	ri->table = to_sind(init->rwq_ind_tbl)->core;
+	ri->default_wqn = req->rx_default_wqn; /* checked against the caller's context by the core */
 	ri->fields = req->rx_hash_fields;
 	ri->func = req->rx_hash_function;
 	ri->headers = req->comp_mask & SROCE_CREATE_QP_REQ_RSS_PAYLOAD ? SROCE_CORE_RSS_PAYLOAD : SROCE_CORE_RSS_OUTER;

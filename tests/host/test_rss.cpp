@@ -33,7 +33,7 @@ struct TestWq {
 	tfx::Ring ring;
 	sroce_core_wq *wq = nullptr;
 	int owner = 0;
-	TestWq(sroce_core_dev *dev, sroce_core_pd *pd) : cq(dev) {
+	TestWq(sroce_core_dev *dev, sroce_core_pd *pd, sroce_core_ucontext *uctx = nullptr) : cq(dev) {
 		unsigned int stride = sroce_core_wqe_stride(4, 0);
 		ring.mem = ring_of(64, stride, &ring.log_size);
 		sroce_core_wq_init wi{};
@@ -44,6 +44,7 @@ struct TestWq {
 		wi.log_size = ring.log_size;
 		wi.stride = stride;
 		wi.max_sge = 4;
+		wi.uctx = uctx;
 		REQUIRE(sroce_core_wq_create(dev, &wi, &wq) == 0);
 	}
 	~TestWq() { sroce_core_wq_destroy(wq); }
@@ -85,7 +86,7 @@ struct RssSetup {
 		REQUIRE(sroce_core_ind_table_create(b.dev, log_n, v.data(), &table) == 0);
 		sroce_core_rss_init ri = base;
 		ri.table = table;
-		ri.default_wq = dflt ? dflt->wq : nullptr;
+		ri.default_wqn = dflt ? sroce_core_wq_number(dflt->wq) : 0;
 		REQUIRE(create_rss_qp(f, b, ri, &qp.qp) == 0);
 		qp.node = &b;
 		qp.type = ib::qpt_ud;
@@ -93,7 +94,8 @@ struct RssSetup {
 		f.to_ud_rts(qp, qkey);
 	}
 	~RssSetup() {
-		sroce_core_qp_destroy(qp.qp);
+		if (qp.qp)
+			sroce_core_qp_destroy(qp.qp);
 		sroce_core_ind_table_destroy(table);
 	}
 	void fill(TestWq &w, unsigned int index) {
@@ -274,6 +276,12 @@ TEST_CASE("rss: payload mode with XOR hashes the IPoIB-style IP/TCP header; the 
 		CHECK(wq == (want[tag] & 7));
 	}
 	CHECK(to_default == 3);
+	// The default WQ cannot go while the QP names it.
+	CHECK(sroce_core_wq_busy(s.dflt->wq));
+	CHECK(!sroce_core_wq_busy(s.wqs[0]->wq)); // ib_core counts the table's
+	sroce_core_qp_destroy(s.qp.qp);
+	s.qp.qp = nullptr;
+	CHECK(!sroce_core_wq_busy(s.dflt->wq));
 }
 
 TEST_CASE("rss: without a default WQ a message that matches nothing goes to slot 0 with hash 0", "[rss][ud]") {
@@ -427,9 +435,15 @@ TEST_CASE("rss: bad WQs, tables and RSS QPs are refused, nothing half made", "[r
 		r2 = ri;
 		r2.func = 2;
 		CHECK(try_qp(bad) == -EINVAL);
-		r2 = ri;
-		r2.default_wq = other_dev.wq;
-		CHECK(try_qp(bad) == -EINVAL);
+		// A default WQ by a number that is none, one in another PD, one of
+		// another context.
+		TestWq other_pd(b.dev, pd2), other_ctx(b.dev, b.pd, reinterpret_cast<sroce_core_ucontext *>(&f));
+		for (unsigned int wqn : {999u, sroce_core_wq_number(other_pd.wq), sroce_core_wq_number(other_ctx.wq)}) {
+			r2 = ri;
+			r2.default_wqn = wqn;
+			CHECK(try_qp(bad) == -EINVAL);
+		}
+		CHECK(!sroce_core_wq_busy(other_pd.wq));
 		// And the good one, with an SQ half-given refused.
 		bad = qi;
 		bad.send_cq = b.cq;

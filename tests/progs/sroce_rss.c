@@ -10,7 +10,8 @@
  * program computes from the GRH area's addresses and the sender's UDP
  * source port, and its WQ against the hash's low bits. Then payload mode
  * with the XOR hash over IPoIB-style IP/TCP headers, a datagram that
- * matches no field (slot 0, hash 0), the WQ states (RESET and ERR refuse
+ * matches no field (into the default WQ: srocedv's RSS_DEFAULT_WQ, which
+ * cannot be destroyed meanwhile; without one, slot 0 with hash 0), the WQ states (RESET and ERR refuse
  * posts, ERR flushes), EBUSY for a WQ in a table and a table in use, the
  * caps, and the bad creations.
  */
@@ -57,8 +58,8 @@ struct rx {
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	uint8_t *buf;
-	struct ibv_cq_ex *cq[NWQ];
-	struct ibv_wq *wq[NWQ];
+	struct ibv_cq_ex *cq[NWQ + 1]; /* [NWQ]: the default WQ's */
+	struct ibv_wq *wq[NWQ + 1];
 	struct ibv_rwq_ind_table *table;
 	struct ibv_qp *qp;
 };
@@ -87,7 +88,7 @@ static int wq_state(struct ibv_wq *wq, enum ibv_wq_state s)
 }
 
 static struct ibv_qp *make_rss_qp(struct rx *r, enum ibv_qp_type t, uint64_t fields, uint8_t func,
-				  const uint8_t *key, uint8_t key_len, uint64_t sroce_flags)
+				  const uint8_t *key, uint8_t key_len, uint64_t sroce_flags, struct ibv_wq *dflt)
 {
 	struct ibv_qp_init_attr_ex a = {
 		.qp_type = t,
@@ -97,7 +98,8 @@ static struct ibv_qp *make_rss_qp(struct rx *r, enum ibv_qp_type t, uint64_t fie
 		.rx_hash_conf = { .rx_hash_function = func, .rx_hash_key_len = key_len, .rx_hash_key = (uint8_t *)key,
 				  .rx_hash_fields_mask = fields },
 	};
-	struct srocedv_qp_init_attr sa = { .comp_mask = sroce_flags };
+	struct srocedv_qp_init_attr sa = { .comp_mask = sroce_flags | (dflt ? SROCEDV_QP_INIT_ATTR_RSS_DEFAULT_WQ : 0),
+					   .rss_default_wq = dflt };
 
 	return srocedv_create_qp(r->ctx, &a, &sa);
 }
@@ -112,7 +114,7 @@ static unsigned int drain(struct rx *r, unsigned int n, seen_fn fn)
 	unsigned int got = 0;
 
 	for (int spins = 0; got < n && spins < 5000; spins++) {
-		for (unsigned int w = 0; w < NWQ; w++) {
+		for (unsigned int w = 0; w <= NWQ; w++) {
 			struct ibv_poll_cq_attr pa = {};
 
 			if (ibv_start_poll(r->cq[w], &pa))
@@ -163,8 +165,8 @@ static void seen_payload(struct rx *r, unsigned int w, const struct ibv_cq_ex *c
 	unsigned int tag = m[40 + 100];
 
 	CHECK(c->status == IBV_WC_SUCCESS, "payload: completion status %d", c->status);
-	if (tag == 0xff) { /* the one that matches nothing */
-		CHECK(type == SROCEDV_RSS_HASH_NONE && hash == 0 && w == 0,
+	if (tag == 0xff) { /* the one that matches nothing: the default WQ */
+		CHECK(type == SROCEDV_RSS_HASH_NONE && hash == 0 && w == NWQ,
 		      "payload: no match went to WQ %u with hash %#x type %d", w, hash, type);
 		return;
 	}
@@ -210,12 +212,12 @@ int main(int argc, char **argv)
 	      "rss_caps: table size %u, tables %u, max_wq_type_rq %u", dx.rss_caps.max_rwq_indirection_table_size,
 	      dx.rss_caps.max_rwq_indirection_tables, dx.max_wq_type_rq);
 
-	size_t bytes = (size_t)NWQ * PER_WQ * SLOT;
+	size_t bytes = (size_t)(NWQ + 1) * PER_WQ * SLOT;
 
 	r.buf = calloc(1, bytes);
 	r.mr = ibv_reg_mr(r.pd, r.buf, bytes, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(r.buf && r.mr, "receive buffer: %s", strerror(errno));
-	for (unsigned int w = 0; w < NWQ; w++) {
+	for (unsigned int w = 0; w <= NWQ; w++) {
 		struct ibv_cq_init_attr_ex ca = { .cqe = 256,
 						  .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP };
 
@@ -227,8 +229,11 @@ int main(int argc, char **argv)
 		/* RESET takes no receives. */
 		CHECK_ERR(post_wq(&r, w, 0), EINVAL, "a post to a WQ in RESET");
 		CHECK(!wq_state(r.wq[w], IBV_WQS_RDY), "WQ %u to RDY: %s", w, strerror(errno));
+		unsigned int posted = 0;
+
 		for (unsigned int k = 0; k < PER_WQ; k++)
-			CHECK(!post_wq(&r, w, k), "post to WQ %u", w);
+			posted += !post_wq(&r, w, k);
+		CHECK(posted == PER_WQ, "%u receives posted to WQ %u", posted, w);
 	}
 	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 3, .ind_tbl = r.wq };
 
@@ -245,23 +250,57 @@ int main(int argc, char **argv)
 	CHECK(!ibv_create_rwq_ind_table(r.ctx, &bad_ta) && errno == EINVAL, "a table of 2^9: %s", strerror(errno));
 	CHECK(!make_wq(r.ctx, r.pd, ibv_cq_ex_to_cq(r.cq[0]), 1u << 20) && errno == EINVAL, "a WQ of 2^20: %s",
 	      strerror(errno));
-	CHECK(!make_rss_qp(&r, IBV_QPT_RC, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0),
+	CHECK(!make_rss_qp(&r, IBV_QPT_RC, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0, NULL),
 	      "an RC RSS QP");
 	CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV6, IBV_RX_HASH_FUNC_TOEPLITZ,
-			   ms_key, 40, 0) && errno == EINVAL,
+			   ms_key, 40, 0, NULL) && errno == EINVAL,
 	      "IPv4 with IPv6 fields: %s", strerror(errno));
 	CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_UDP,
-			   IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD) && errno == EINVAL,
+			   IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD, NULL) && errno == EINVAL,
 	      "TCP with UDP ports: %s", strerror(errno));
-	CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 39, 0) &&
+	CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 39, 0, NULL) &&
 		      errno == EINVAL,
 	      "a 39-byte key: %s", strerror(errno));
+
+	/* Another context's WQ as the default: the provider refuses its
+	 * handle; the kernel refuses its number (a forged copy that claims
+	 * this context), as it refuses one of another PD. */
+	struct ibv_context *ctx2 = open_by_name(argv[1]);
+	struct ibv_pd *pd2 = ctx2 ? ibv_alloc_pd(ctx2) : NULL, *pd3 = ibv_alloc_pd(r.ctx);
+	struct ibv_cq *cq2 = ctx2 ? ibv_create_cq(ctx2, 16, NULL, NULL, 0) : NULL;
+	struct ibv_wq *wq2 = cq2 ? make_wq(ctx2, pd2, cq2, 16) : NULL;
+	struct ibv_wq *wq3 = pd3 ? make_wq(r.ctx, pd3, ibv_cq_ex_to_cq(r.cq[0]), 16) : NULL;
+
+	CHECK(wq2 && wq3, "WQs of another context and PD: %s", strerror(errno));
+	if (wq2 && wq3) {
+		struct ibv_wq forged = *wq2;
+
+		forged.context = r.ctx;
+		CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0, wq2) &&
+			      errno == EINVAL,
+		      "another context's WQ as the default: %s", strerror(errno));
+		CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0,
+				   &forged) && errno == EINVAL,
+		      "another context's WQ number as the default: %s", strerror(errno));
+		CHECK(!make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4, IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0, wq3) &&
+			      errno == EINVAL,
+		      "another PD's WQ as the default: %s", strerror(errno));
+		CHECK(!ibv_destroy_wq(wq2) && !ibv_destroy_wq(wq3), "the other WQs go (not busy)");
+	}
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	if (pd3)
+		ibv_dealloc_pd(pd3);
+	if (ctx2)
+		ibv_close_device(ctx2);
 
 	/* Outer mode, Toeplitz over the IPv4 addresses and UDP ports. */
 	r.qp = make_rss_qp(&r, IBV_QPT_UD,
 			   IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
 				   IBV_RX_HASH_DST_PORT_UDP,
-			   IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0);
+			   IBV_RX_HASH_FUNC_TOEPLITZ, ms_key, 40, 0, NULL);
 	CHECK(r.qp && !ud_qp_rts(r.qp, QKEY), "the RSS QP: %s", strerror(errno));
 	if (!r.qp)
 		return 1;
@@ -307,7 +346,7 @@ int main(int argc, char **argv)
 			post_wq(&r, w, k); /* refill: ENOMEM once full is fine */
 	r.qp = make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_TCP |
 					   IBV_RX_HASH_DST_PORT_TCP,
-			   SROCEDV_RX_HASH_FUNC_XOR, NULL, 0, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD);
+			   SROCEDV_RX_HASH_FUNC_XOR, NULL, 0, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD, r.wq[NWQ]);
 	CHECK(r.qp && !ud_qp_rts(r.qp, QKEY), "the payload RSS QP: %s", strerror(errno));
 	if (!r.qp)
 		return 1;
@@ -330,7 +369,8 @@ int main(int argc, char **argv)
 	}
 	got = drain(&r, 33, seen_payload);
 	CHECK(got == 33, "payload: %u of 33 datagrams", got);
-	printf("payload: %u datagrams, every XOR hash as computed, the unmatched one in slot 0\n", got);
+	printf("payload: %u datagrams, every XOR hash as computed, the unmatched one in the default WQ\n", got);
+	CHECK_ERR(ibv_destroy_wq(r.wq[NWQ]), EBUSY, "destroying the default WQ of a live RSS QP");
 
 	/* ERR flushes what is posted, and refuses posts. */
 	unsigned int flushed = 0;
@@ -356,7 +396,7 @@ int main(int argc, char **argv)
 	/* Teardown in order: QPs, table, WQs, CQs. */
 	CHECK(!ibv_destroy_qp(r.qp), "destroy the payload RSS QP");
 	CHECK(!ibv_destroy_rwq_ind_table(r.table), "destroy the table");
-	for (unsigned int w = 0; w < NWQ; w++)
+	for (unsigned int w = 0; w <= NWQ; w++)
 		CHECK(!ibv_destroy_wq(r.wq[w]) && !ibv_destroy_cq(ibv_cq_ex_to_cq(r.cq[w])), "destroy WQ %u", w);
 	for (unsigned int i = 0; i < SENDERS; i++)
 		ibv_destroy_qp(sq[i]);

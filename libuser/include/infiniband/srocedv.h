@@ -126,6 +126,12 @@ enum srocedv_qp_init_attr_mask {
 	 * IPoIB-style header (seed 002-B), not the RoCE packet's own IP and
 	 * UDP headers. Documentation/rss.md. No field of its own. */
 	SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD = 1 << 2,
+	/* rss_default_wq: an RSS QP puts a message that matches no hashed
+	 * field (not IP, another IP version, ports asked for and absent) into
+	 * this WQ of the same context and PD, not into the table's slot 0
+	 * (seed 002-B's default QP). ibv_destroy_wq is EBUSY while the QP
+	 * lives. */
+	SROCEDV_QP_INIT_ATTR_RSS_DEFAULT_WQ = 1 << 3,
 };
 
 /* RSS hash functions beyond libibverbs' IBV_RX_HASH_FUNC_TOEPLITZ (1 << 0),
@@ -149,6 +155,7 @@ enum srocedv_rss_hash_type {
 struct srocedv_qp_init_attr {
 	uint64_t comp_mask;     /* enum srocedv_qp_init_attr_mask */
 	struct srocedv_mp_wr_attr *mp_wr;
+	struct ibv_wq *rss_default_wq;
 };
 
 struct srocedv_cq_init_attr {
