@@ -131,18 +131,6 @@ struct sroce_srq {
 	bool user;
 };
 
-/* Receive work queues and RSS indirection tables (wq.c). */
-struct sroce_wq {
-	struct ib_wq ibwq;
-	struct sroce_core_wq *core;
-	struct sroce_ring ring;
-};
-
-struct sroce_ind_table {
-	struct ib_rwq_ind_table ibtbl;
-	struct sroce_core_ind_table *core;
-};
-
 struct sroce_qp {
 	struct ib_qp ibqp;
 	struct sroce_core_qp *core;
@@ -175,16 +163,6 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct sroce_srq, ibsrq);
-}
-
-static inline struct sroce_wq *to_swq(struct ib_wq *ibwq)
-{
-	return container_of(ibwq, struct sroce_wq, ibwq);
-}
-
-static inline struct sroce_ind_table *to_sind(struct ib_rwq_ind_table *ibtbl)
-{
-	return container_of(ibtbl, struct sroce_ind_table, ibtbl);
 }
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)

@@ -9,6 +9,28 @@
 
 #include "sroce.h"
 
+/* Receive work queues and RSS indirection tables. */
+struct sroce_wq {
+	struct ib_wq ibwq;
+	struct sroce_core_wq *core;
+	struct sroce_ring ring;
+};
+
+struct sroce_ind_table {
+	struct ib_rwq_ind_table ibtbl;
+	struct sroce_core_ind_table *core;
+};
+
+static inline struct sroce_wq *to_swq(struct ib_wq *ibwq)
+{
+	return container_of(ibwq, struct sroce_wq, ibwq);
+}
+
+static inline struct sroce_ind_table *to_sind(struct ib_rwq_ind_table *ibtbl)
+{
+	return container_of(ibtbl, struct sroce_ind_table, ibtbl);
+}
+
 static struct ib_wq *sroce_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr *init,
 				     struct ib_udata *udata)
 {
