@@ -303,15 +303,31 @@ TEST_CASE("rss: without a default WQ a message that matches nothing goes to slot
 	}
 }
 
+// An RSS QP over one WQ on node 1, and a UD sender on node 0.
+struct OneWq {
+	Fixture f;
+	Node &a, &b;
+	RssSetup s;
+	TestWq &w;
+	tfx::Qp &q;
+	sroce_core_ah *ah;
+	Buffer &src;
+	explicit OneWq(uint64_t seed)
+		: f(seed), a(f.node(0)), b(f.node(1)), s(f, b, 0, toeplitz(rss::field::ipv4)), w(*s.wqs[0]),
+		  q(f.qp(a, ib::qpt_ud)), ah(f.ah(a, b)), src(f.buffer(a, 4096, all_access)) {
+		f.to_ud_rts(q, qkey);
+	}
+};
+
 TEST_CASE("rss: WQ states: RESET drops, ERR flushes, and only the allowed moves are made", "[rss][wq]") {
-	Fixture f(94);
-	Node &a = f.node(0), &b = f.node(1);
-	RssSetup s(f, b, 0, toeplitz(rss::field::ipv4));
-	TestWq &w = *s.wqs[0];
-	tfx::Qp &q = f.qp(a, ib::qpt_ud);
-	f.to_ud_rts(q, qkey);
-	sroce_core_ah *ah = f.ah(a, b);
-	Buffer &src = f.buffer(a, 4096, all_access);
+	OneWq o(94);
+	Fixture &f = o.f;
+	Node &b = o.b;
+	RssSetup &s = o.s;
+	TestWq &w = o.w;
+	tfx::Qp &q = o.q;
+	sroce_core_ah *ah = o.ah;
+	Buffer &src = o.src;
 
 	CHECK(sroce_core_wq_state(w.wq) == ib::wqs_rdy);
 	CHECK(w.modify(f, ib::wqs_reset, ib::wqs_err) == -EINVAL); // the stated current state is wrong
@@ -350,14 +366,14 @@ TEST_CASE("rss: WQ states: RESET drops, ERR flushes, and only the allowed moves 
 }
 
 TEST_CASE("rss: a malformed WQE completes in error and the WQ goes to ERR with WQ_FATAL", "[rss][wq]") {
-	Fixture f(95);
-	Node &a = f.node(0), &b = f.node(1);
-	RssSetup s(f, b, 0, toeplitz(rss::field::ipv4));
-	TestWq &w = *s.wqs[0];
-	tfx::Qp &q = f.qp(a, ib::qpt_ud);
-	f.to_ud_rts(q, qkey);
-	sroce_core_ah *ah = f.ah(a, b);
-	Buffer &src = f.buffer(a, 4096, all_access);
+	OneWq o(95);
+	Fixture &f = o.f;
+	Node &b = o.b;
+	RssSetup &s = o.s;
+	TestWq &w = o.w;
+	tfx::Qp &q = o.q;
+	sroce_core_ah *ah = o.ah;
+	Buffer &src = o.src;
 	// The first posted WQE's num_sge rewritten in the ring, as a hostile
 	// owner of a user ring could.
 	auto *slot = reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(w.ring.mem) + SROCE_RING_ENTRIES_OFFSET);
