@@ -23,8 +23,9 @@ static struct sroce_wq *to_swq(struct ibv_wq *ibwq)
 
 /* RESET and ERR take no receives (EINVAL, nothing posted): what the kernel
  * would drop or flush at once. The state is the one last set through
- * ibv_modify_wq; a WQ the kernel moved to ERR (a corrupt ring, IBV_EVENT_WQ_FATAL)
- * flushes what is posted after. */
+ * ibv_modify_wq: after IBV_EVENT_WQ_FATAL (the kernel moved the WQ to ERR)
+ * posts still land, uncompleted, until ibv_modify_wq to ERR flushes them
+ * or RESET discards them (Documentation/rss.md). */
 int sroce_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	struct sroce_wq *wq = to_swq(ibwq);

@@ -62,7 +62,10 @@ ktl::Result<void> Wq::modify(u32 state, s32 cur, sroce_env_batch *b) {
 	ktl::Guard g(lock_);
 	if (state >= ib::wqs_count || (cur >= 0 && u32(cur) != state_) || !wq_moves[state_][state])
 		return Error::from_errno(err::inval);
-	if (state == state_)
+	// ERR again flushes what was posted since: a user ring takes posts
+	// while the WQ is in an ERR the kernel set (WQ_FATAL), and no doorbell
+	// brings them here.
+	if (state == state_ && state != ib::wqs_err)
 		return {};
 	if (state == ib::wqs_err) {
 		to_error_locked(b);

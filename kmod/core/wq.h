@@ -6,7 +6,8 @@
 // States (enum ib_wq_state; the table in wq.cpp): RESET takes no message
 // and holds no WQE (moving to RESET discards what is posted, without
 // completions, as a QP's reset does); RDY receives; ERR completes every
-// posted WQE with WR_FLUSH_ERR and takes no message. A corrupt ring moves
+// posted WQE with WR_FLUSH_ERR and takes no message (moving to ERR again
+// flushes what was posted since). A corrupt ring moves
 // it to ERR and raises IB_EVENT_WQ_FATAL once.
 #pragma once
 #include "cq.h"

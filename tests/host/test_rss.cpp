@@ -391,6 +391,20 @@ TEST_CASE("rss: a malformed WQE completes in error and the WQ goes to ERR with W
 	for (const auto &e : f.sim().events())
 		fatal += e.owner == &w.owner && e.kind == ib::ev_wq_fatal;
 	CHECK(fatal == 1);
+	// A receive a user ring takes after that ERR (written straight into
+	// the ring, as the provider does) waits until ERR is set again.
+	auto *hdr = static_cast<sroce_ring_header *>(w.ring.mem);
+	auto *next = reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(w.ring.mem) + SROCE_RING_ENTRIES_OFFSET +
+						   size_t(hdr->producer & ((1u << w.ring.log_size) - 1)) *
+							   sroce_core_wqe_stride(4, 0));
+	*next = wqe(77, SROCE_WQE_RECV, 0, 0);
+	hdr->producer++;
+	f.sim().run_for(1000000);
+	CHECK(w.cq.poll().empty());
+	REQUIRE(w.modify(f, ib::wqs_err) == 0);
+	got.clear();
+	REQUIRE(wait_on(f, w.cq, 1, got));
+	CHECK((got[0].wr_id == 77 && got[0].status == ib::wc_wr_flush_err));
 }
 
 TEST_CASE("rss: bad WQs, tables and RSS QPs are refused, nothing half made", "[rss][bad]") {
