@@ -569,4 +569,23 @@ struct sroce_alloc_mw_resp {
 	__u32 reserved;
 };
 
+/* ---------------------------------------------------------------------- */
+/* Completion vectors (seed 002-C, srocedv_modify_cq_vector): a driver method
+ * on a CQ (UVERBS_OBJECT_CQ). A device has one vector per CPU online when it
+ * was added; a CQ's completion events run on its vector's CPU. The method
+ * takes a handler id in the seed's encoding and returns the CQ's current
+ * one: 0 changes nothing (a query), SROCE_CQ_HID_DEFAULT goes back to the
+ * vector the CQ was created with, and vector v is v + 1. A vector the
+ * device lacks is EINVAL. */
+enum sroce_cq_methods { /* an enumerator: uverbs' macros paste the name */
+	SROCE_METHOD_CQ_VECTOR = (1u << 12),
+};
+enum sroce_cq_vector_attrs {
+	SROCE_ATTR_CQ_VECTOR_CQ = (1u << 12), /* the CQ (read access) */
+	SROCE_ATTR_CQ_VECTOR_HID,             /* __u32 in (optional: 0) */
+	SROCE_ATTR_CQ_VECTOR_CUR,             /* __u32 out: the handler id now */
+};
+#define SROCE_CQ_HID_NO_CHANGE 0u
+#define SROCE_CQ_HID_DEFAULT 0xffffffffu
+
 #endif /* SROCE_ABI_H */

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "infiniband/srocedv.h"
 #include "sroce.h"
 
 struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *channel,
@@ -146,4 +150,47 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	}
 	sroce_spin_unlock(&r->lock);
 	return n;
+}
+
+/* The vector method on the CQ (abi/sroce-abi.h): hid in (0: a query), the
+ * current handler id out. */
+static int sroce_cq_vector_ioctl(struct ibv_cq *cq, uint32_t hid, uint32_t *cur)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[3];
+	} cmd = {
+		.hdr = { .length = sizeof(cmd), .object_id = UVERBS_OBJECT_CQ,
+			 .method_id = SROCE_METHOD_CQ_VECTOR, .num_attrs = 3 },
+		.attrs = {
+			{ .attr_id = SROCE_ATTR_CQ_VECTOR_CQ, .flags = UVERBS_ATTR_F_MANDATORY, .data = cq->handle },
+			{ .attr_id = SROCE_ATTR_CQ_VECTOR_HID, .len = sizeof(hid), .data = hid },
+			{ .attr_id = SROCE_ATTR_CQ_VECTOR_CUR, .len = sizeof(*cur), .flags = UVERBS_ATTR_F_MANDATORY,
+			  .data = (uintptr_t)cur },
+		},
+	};
+
+	if (!sroce_is_sroce_context(cq->context))
+		return EOPNOTSUPP;
+	return sroce_method_ioctl(cq->context, &cmd);
+}
+
+_Static_assert(SROCEDV_CQ_VECTOR_NO_CHANGE == SROCE_CQ_HID_NO_CHANGE &&
+		       SROCEDV_CQ_VECTOR_DEFAULT == SROCE_CQ_HID_DEFAULT && SROCEDV_CQ_VECTOR(0) == 1,
+	       "srocedv's handler ids are the kernel's");
+
+int srocedv_modify_cq_vector(struct ibv_cq *cq, uint32_t hid)
+{
+	uint32_t cur;
+
+	if (!cq)
+		return EINVAL;
+	return sroce_cq_vector_ioctl(cq, hid, &cur);
+}
+
+int srocedv_query_cq_vector(struct ibv_cq *cq, uint32_t *hid)
+{
+	if (!cq || !hid)
+		return EINVAL;
+	return sroce_cq_vector_ioctl(cq, SROCEDV_CQ_VECTOR_NO_CHANGE, hid);
 }

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
@@ -185,10 +184,7 @@ static int sroce_layout_stage(struct ibv_mw *mw, const struct sroce_layout_msg *
 
 	cmd.hdr.num_attrs = (uint16_t)n;
 	cmd.hdr.length = (uint16_t)(sizeof(cmd.hdr) + n * sizeof(cmd.attrs[0]));
-	if (ioctl(mw->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd))
-		/* uverbs: EPROTONOSUPPORT for a method this kernel lacks. */
-		return errno == EPROTONOSUPPORT ? EOPNOTSUPP : errno;
-	return 0;
+	return sroce_method_ioctl(mw->context, &cmd);
 }
 
 int srocedv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct srocedv_mw_bind *bind)

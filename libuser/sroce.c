@@ -6,8 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "infiniband/srocedv.h"
 #include "sroce.h"
@@ -151,6 +154,14 @@ int sroce_is_sroce_context(struct ibv_context *ibctx)
 int sroce_is_sroce_device(struct ibv_device *ibdev)
 {
 	return verbs_get_device(ibdev)->ops == &sroce_dev_ops;
+}
+
+int sroce_method_ioctl(struct ibv_context *ctx, void *cmd)
+{
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, cmd))
+		/* uverbs: EPROTONOSUPPORT for a method this kernel lacks. */
+		return errno == EPROTONOSUPPORT ? EOPNOTSUPP : errno;
+	return 0;
 }
 
 

@@ -234,6 +234,10 @@ int sroce_post_recv_list(struct sroce_uring *r, uint32_t max_sge, struct ibv_rec
 /* True if ibctx was opened by this provider. */
 int sroce_is_sroce_context(struct ibv_context *ibctx);
 int sroce_is_sroce_device(struct ibv_device *ibdev);
+/* A driver method (abi/sroce-abi.h) as a plain ioctl on ctx's command fd:
+ * cmd is a struct ib_uverbs_ioctl_hdr with its attributes after it. 0 or
+ * an errno value, EOPNOTSUPP for a method the kernel lacks. */
+int sroce_method_ioctl(struct ibv_context *ctx, void *cmd);
 
 /* sroce.c, verbs.c */
 void sroce_free_context(struct ibv_context *ibctx);

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
@@ -250,10 +249,7 @@ static int sroce_xrc_rcv_ioctl(struct ibv_context *ctx, uint32_t xrcd_handle,
 		},
 	};
 
-	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd))
-		/* uverbs: EPROTONOSUPPORT for a method this kernel lacks. */
-		return errno == EPROTONOSUPPORT ? -EOPNOTSUPP : -errno;
-	return 0;
+	return -sroce_method_ioctl(ctx, &cmd);
 }
 
 int srocedv_alloc_xrc_rcv_qp(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_attr *attr,

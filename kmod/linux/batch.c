@@ -50,10 +50,7 @@ static void sroce_raise(const struct sroce_batch_event *e)
 	struct ib_event ev = { .event = e->kind };
 
 	if (e->kind == SROCE_ENV_EVENT_COMP) {
-		struct ib_cq *cq = e->owner;
-
-		if (cq->comp_handler)
-			cq->comp_handler(cq, cq->cq_context);
+		sroce_cq_comp_event(to_scq(e->owner)); /* on its vector's CPU */
 		return;
 	}
 	/* The owner's type follows from the event. */

@@ -42,6 +42,7 @@ static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 		return err;
 
 	mutex_init(&cq->resize_lock);
+	sroce_cq_vec_init(cq, attr->comp_vector);
 	cq->user = !!udata;
 	err = sroce_ring_alloc(&cq->ring, attr->cqe, SROCE_MAX_CQE, sizeof(struct sroce_cqe),
 			       cq->user);
@@ -83,6 +84,7 @@ static int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	/* Events are raised by batches flushed under RCU: after this no
 	 * completion handler can still be called with ibcq. */
 	synchronize_rcu();
+	sroce_cq_vec_cancel(cq); /* and none waits on another CPU */
 	sroce_ring_free(&cq->ring);
 	return 0;
 }
@@ -220,6 +222,7 @@ const struct ib_device_ops sroce_cq_ops = {
 	.poll_cq = sroce_poll_cq,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
+	.get_vector_affinity = sroce_get_vector_affinity,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 };

@@ -118,6 +118,7 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	sroce_local_exit(sdev);
 	/* Waits for readers of counts, which ask the core. */
 	sroce_debugfs_remove_dev(sdev);
+	sroce_vectors_free(sdev);
 	sroce_core_dev_destroy(sdev->core);
 	/* The core has released every path and packet with its objects: what
 	 * is left would be used after this device is freed. */
@@ -205,11 +206,13 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		goto err;
 	}
 	sdev->sn = sn;
+	err = sroce_vectors_init(sdev); /* num_comp_vectors */
+	if (err)
+		goto err;
 
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
-	sdev->ibdev.num_comp_vectors = 1;
 	sdev->ibdev.node_guid = sroce_core_guid_from_mac(ndev->dev_addr);
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)

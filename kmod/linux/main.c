@@ -66,6 +66,9 @@ static int __init sroce_init(void)
 	err = sroce_mr_init();
 	if (err)
 		return err;
+	err = sroce_vectors_module_init();
+	if (err)
+		goto err_vectors;
 	sroce_dp_wq = alloc_workqueue("sroce_dp", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	err = -ENOMEM;
 	if (!sroce_dp_wq)
@@ -90,6 +93,8 @@ err_net:
 	sroce_crc_exit();
 	destroy_workqueue(sroce_dp_wq);
 err_wq:
+	sroce_vectors_module_exit();
+err_vectors:
 	sroce_mr_exit();
 	sroce_env_exit();
 	return err;
@@ -107,6 +112,7 @@ static void __exit sroce_exit(void)
 	sroce_crc_exit();
 	/* The core destroyed every timer and work item with its objects. */
 	destroy_workqueue(sroce_dp_wq);
+	sroce_vectors_module_exit(); /* every CQ, so every event, is gone */
 	sroce_mr_exit(); /* unpinning deferred by in-flight packets */
 	sroce_env_exit(); /* frees deferred out of atomic context */
 	pr_info("sroce: unloaded\n");

@@ -21,6 +21,7 @@
 #include "param.h"
 #include "env.h"
 #include "sroce-abi.h"
+#include "vector.h"
 
 #define SROCE_UDP_PORT 4791
 
@@ -64,6 +65,7 @@ struct sroce_dev {
 	 * before a domain's lock, never while holding one. */
 	struct list_head xrc_rcv;
 	struct mutex xrc_rcv_lock;
+	struct sroce_vectors *vectors; /* vector.c */
 };
 
 struct sroce_ucontext {
@@ -121,6 +123,7 @@ struct sroce_cq {
 	struct sroce_core_cq *core;
 	struct sroce_ring ring;
 	struct mutex resize_lock; /* resize_cq against itself */
+	struct sroce_cq_vec vec;  /* vector.c */
 	bool user;
 };
 

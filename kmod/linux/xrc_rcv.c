@@ -204,5 +204,6 @@ DECLARE_UVERBS_GLOBAL_METHODS(UVERBS_OBJECT_XRCD, &UVERBS_METHOD(SROCE_METHOD_XR
 const struct uapi_definition sroce_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(UVERBS_OBJECT_XRCD),
 	UAPI_DEF_CHAIN(sroce_mw_uapi_defs),
+	UAPI_DEF_CHAIN(sroce_cq_uapi_defs),
 	{},
 };

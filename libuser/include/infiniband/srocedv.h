@@ -209,6 +209,24 @@ size_t srocedv_wc_read_mp_wr_offset(struct ibv_cq_ex *cq);
  * and SROCEDV_RSS_HASH_NONE. */
 uint32_t srocedv_wc_read_rss_hash(struct ibv_cq_ex *cq, enum srocedv_rss_hash_type *type);
 
+/* Completion vectors (seed 002-C): a device has one per CPU
+ * (ibv_device_attr.num_comp_vectors), and a CQ's completion events run on
+ * its vector's CPU. Following the seed, these calls name a vector by a
+ * handler id: vector v is SROCEDV_CQ_VECTOR(v), 0 means no change, and
+ * SROCEDV_CQ_VECTOR_DEFAULT the vector the CQ was created with. */
+#define SROCEDV_CQ_VECTOR_NO_CHANGE 0u
+#define SROCEDV_CQ_VECTOR_DEFAULT 0xffffffffu
+#define SROCEDV_CQ_VECTOR(v) ((uint32_t)(v) + 1)
+#define SROCEDV_CQ_VECTOR_NUM(hid) ((hid) - 1) /* the comp_vector a handler id names */
+
+/* Moves cq to the vector hid names, at once and with no completion or
+ * event lost. Returns 0 or an errno value: EINVAL for a vector the device
+ * lacks, EOPNOTSUPP for a CQ of another provider or a kernel without the
+ * method. */
+int srocedv_modify_cq_vector(struct ibv_cq *cq, uint32_t hid);
+/* The handler id of cq's vector now, in *hid. Returns 0 or an errno value. */
+int srocedv_query_cq_vector(struct ibv_cq *cq, uint32_t *hid);
+
 /*
  * srocedv_create_qp - ibv_create_qp_ex with sroce attributes (sroce_attr may
  * be NULL: none). Returns the QP, or NULL with errno set: EOPNOTSUPP if the

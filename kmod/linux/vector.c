@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vector.c - completion vectors (seed 002-C): vector v of a device belongs
+ * to the v-th CPU online when the device was added (its home). A CQ's
+ * completion event runs on its vector's CPU: at once when the completion
+ * was made there, else as the CQ's work on that CPU. The driver method
+ * SROCE_METHOD_CQ_VECTOR (srocedv_modify_cq_vector) moves a CQ between
+ * vectors; CPU hotplug moves the vectors of a CPU going offline to another
+ * and back when it returns. Documentation/rss.md, "Completion vectors".
+ */
+#define UVERBS_MODULE_NAME sroce_ib
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/uverbs_named_ioctl.h>
+
+#include "sroce.h"
+
+struct sroce_vector {
+	int home;               /* the CPU the vector belongs to */
+	int cpu;                /* where its events run: home unless it is offline */
+	atomic_long_t events;   /* completion events delivered */
+	atomic_long_t deferred; /* of them, queued from another CPU */
+};
+
+struct sroce_vectors {
+	struct list_head node;  /* sroce_vector_sets, under sroce_vector_lock */
+	unsigned int n;
+	struct sroce_vector v[];
+};
+
+/* Every device's vectors, for hotplug. Taken inside cpus_read_lock or the
+ * hotplug callbacks' own hold of the hotplug lock, never the other way. */
+static LIST_HEAD(sroce_vector_sets);
+static DEFINE_MUTEX(sroce_vector_lock);
+static struct workqueue_struct *sroce_comp_wq;
+static enum cpuhp_state sroce_cpuhp_state;
+
+/* The vectors on cpu, which is going offline, move to the next online CPU. */
+static int sroce_cpu_offline(unsigned int cpu)
+{
+	struct sroce_vectors *vs;
+	unsigned int i, to;
+
+	to = cpumask_next(cpu, cpu_online_mask);
+	if (to >= nr_cpu_ids)
+		to = cpumask_first(cpu_online_mask);
+	if (to == cpu || to >= nr_cpu_ids) /* the last CPU is never offlined */
+		return 0;
+	mutex_lock(&sroce_vector_lock);
+	list_for_each_entry(vs, &sroce_vector_sets, node)
+		for (i = 0; i < vs->n; i++)
+			if (vs->v[i].cpu == cpu)
+				WRITE_ONCE(vs->v[i].cpu, to);
+	mutex_unlock(&sroce_vector_lock);
+	return 0;
+}
+
+/* cpu is back: its own vectors return to it. */
+static int sroce_cpu_online(unsigned int cpu)
+{
+	struct sroce_vectors *vs;
+	unsigned int i;
+
+	mutex_lock(&sroce_vector_lock);
+	list_for_each_entry(vs, &sroce_vector_sets, node)
+		for (i = 0; i < vs->n; i++)
+			if (vs->v[i].home == cpu)
+				WRITE_ONCE(vs->v[i].cpu, cpu);
+	mutex_unlock(&sroce_vector_lock);
+	return 0;
+}
+
+int sroce_vectors_module_init(void)
+{
+	int ret;
+
+	/* Bound and per CPU: queue_work_on runs the event on that CPU. */
+	sroce_comp_wq = alloc_workqueue("sroce_comp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!sroce_comp_wq)
+		return -ENOMEM;
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "infiniband/sroce:online", sroce_cpu_online,
+					sroce_cpu_offline);
+	if (ret < 0) {
+		destroy_workqueue(sroce_comp_wq);
+		return ret;
+	}
+	sroce_cpuhp_state = ret;
+	return 0;
+}
+
+void sroce_vectors_module_exit(void)
+{
+	cpuhp_remove_state_nocalls(sroce_cpuhp_state);
+	destroy_workqueue(sroce_comp_wq);
+}
+
+int sroce_vectors_init(struct sroce_dev *sdev)
+{
+	struct sroce_vectors *vs;
+	unsigned int n = 0;
+	int cpu;
+
+	cpus_read_lock();
+	vs = kzalloc(struct_size(vs, v, num_online_cpus()), GFP_KERNEL);
+	if (!vs) {
+		cpus_read_unlock();
+		return -ENOMEM;
+	}
+	for_each_online_cpu(cpu) {
+		vs->v[n].home = cpu;
+		vs->v[n].cpu = cpu;
+		n++;
+	}
+	vs->n = n;
+	mutex_lock(&sroce_vector_lock);
+	list_add(&vs->node, &sroce_vector_sets);
+	mutex_unlock(&sroce_vector_lock);
+	cpus_read_unlock();
+	sdev->vectors = vs;
+	sdev->ibdev.num_comp_vectors = n;
+	return 0;
+}
+
+/* dealloc_driver: every CQ is gone, so no event reads the vectors. */
+void sroce_vectors_free(struct sroce_dev *sdev)
+{
+	if (!sdev->vectors)
+		return;
+	mutex_lock(&sroce_vector_lock);
+	list_del(&sdev->vectors->node);
+	mutex_unlock(&sroce_vector_lock);
+	kfree(sdev->vectors);
+	sdev->vectors = NULL;
+}
+
+static struct sroce_vector *sroce_cq_vector(struct sroce_cq *cq)
+{
+	struct sroce_vectors *vs = to_sdev(cq->ibcq.device)->vectors;
+
+	/* vector < n: create_cq and the method check it. */
+	return &vs->v[READ_ONCE(cq->vec.vector)];
+}
+
+static void sroce_cq_deliver(struct sroce_cq *cq)
+{
+	atomic_long_inc(&sroce_cq_vector(cq)->events);
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+static void sroce_cq_comp_work(struct work_struct *work)
+{
+	struct sroce_cq *cq = container_of(work, struct sroce_cq, vec.work);
+
+	/* Handlers run in softirq elsewhere (batch flushes): keep them there. */
+	local_bh_disable();
+	sroce_cq_deliver(cq);
+	local_bh_enable();
+}
+
+void sroce_cq_vec_init(struct sroce_cq *cq, u32 vector)
+{
+	cq->vec.vector = vector;
+	cq->vec.created = vector;
+	INIT_WORK(&cq->vec.work, sroce_cq_comp_work);
+}
+
+void sroce_cq_vec_cancel(struct sroce_cq *cq)
+{
+	cancel_work_sync(&cq->vec.work);
+}
+
+/* One event per arm (the core disarms as it raises one), so a work still
+ * pending when the next comes needs no second run: the handler polls. */
+void sroce_cq_comp_event(struct sroce_cq *cq)
+{
+	struct sroce_vector *v = sroce_cq_vector(cq);
+	int cpu = READ_ONCE(v->cpu);
+
+	/* raw_: in process context a migration at worst defers needlessly. */
+	if (cpu == raw_smp_processor_id()) {
+		sroce_cq_deliver(cq);
+		return;
+	}
+	atomic_long_inc(&v->deferred);
+	queue_work_on(cpu, sroce_comp_wq, &cq->vec.work);
+}
+
+const struct cpumask *sroce_get_vector_affinity(struct ib_device *ibdev, int comp_vector)
+{
+	struct sroce_vectors *vs = to_sdev(ibdev)->vectors;
+
+	if (comp_vector < 0 || comp_vector >= vs->n)
+		return NULL;
+	return cpumask_of(READ_ONCE(vs->v[comp_vector].cpu));
+}
+
+/* <debugfs>/sroce/<ibdev>/vectors: one line per vector. */
+int sroce_vectors_show(struct seq_file *m, struct sroce_dev *sdev)
+{
+	struct sroce_vectors *vs = sdev->vectors;
+	unsigned int i;
+
+	for (i = 0; i < vs->n; i++)
+		seq_printf(m, "vector %u cpu %d home %d events %ld deferred %ld\n", i, READ_ONCE(vs->v[i].cpu),
+			   vs->v[i].home, atomic_long_read(&vs->v[i].events),
+			   atomic_long_read(&vs->v[i].deferred));
+	return 0;
+}
+
+static int UVERBS_HANDLER(SROCE_METHOD_CQ_VECTOR)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_cq *ibcq = uverbs_attr_get_obj(attrs, SROCE_ATTR_CQ_VECTOR_CQ);
+	struct sroce_cq *cq = to_scq(ibcq);
+	u32 hid = SROCE_CQ_HID_NO_CHANGE, cur;
+	int err;
+
+	if (uverbs_attr_is_valid(attrs, SROCE_ATTR_CQ_VECTOR_HID)) {
+		err = uverbs_copy_from(&hid, attrs, SROCE_ATTR_CQ_VECTOR_HID);
+		if (err)
+			return err;
+	}
+	if (hid == SROCE_CQ_HID_DEFAULT)
+		WRITE_ONCE(cq->vec.vector, cq->vec.created);
+	else if (hid != SROCE_CQ_HID_NO_CHANGE && hid - 1 < ibcq->device->num_comp_vectors)
+		/* An event already queued runs where it was sent: none is lost. */
+		WRITE_ONCE(cq->vec.vector, hid - 1);
+	else if (hid != SROCE_CQ_HID_NO_CHANGE)
+		return -EINVAL;
+	cur = READ_ONCE(cq->vec.vector) + 1;
+	return uverbs_copy_to(attrs, SROCE_ATTR_CQ_VECTOR_CUR, &cur, sizeof(cur));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(
+	SROCE_METHOD_CQ_VECTOR,
+	UVERBS_ATTR_IDR(SROCE_ATTR_CQ_VECTOR_CQ, UVERBS_OBJECT_CQ, UVERBS_ACCESS_READ, UA_MANDATORY),
+	UVERBS_ATTR_PTR_IN(SROCE_ATTR_CQ_VECTOR_HID, UVERBS_ATTR_TYPE(u32), UA_OPTIONAL),
+	UVERBS_ATTR_PTR_OUT(SROCE_ATTR_CQ_VECTOR_CUR, UVERBS_ATTR_TYPE(u32), UA_MANDATORY));
+
+DECLARE_UVERBS_GLOBAL_METHODS(UVERBS_OBJECT_CQ, &UVERBS_METHOD(SROCE_METHOD_CQ_VECTOR));
+
+const struct uapi_definition sroce_cq_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(UVERBS_OBJECT_CQ),
+	{},
+};
