@@ -195,6 +195,12 @@ void sroce_core_ah_destroy(sroce_core_ah *ah) {
 
 unsigned int sroce_core_ah_handle(const sroce_core_ah *ah) { return obj<Ah>(ah)->handle(); }
 
-void sroce_core_rx(sroce_core_dev *dev, sroce_env_pkt *pkt, sroce_env_batch *b) { rx_packet(*dev_of(dev), pkt, b); }
+void sroce_core_rx(sroce_core_dev *dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
+	rx_packet(*dev_of(dev), pkt, b, false);
+}
+
+void sroce_core_rx_steered(sroce_core_dev *dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
+	rx_packet(*dev_of(dev), pkt, b, true);
+}
 
 } // extern "C"

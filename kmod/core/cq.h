@@ -30,6 +30,7 @@ public:
 	void snapshot(sroce_core_cq_view *s);
 
 	Device &device() const { return *dev_; }
+	void *owner() const { return owner_; } // the glue's (sroce_env_rx_steer)
 
 private:
 	friend class ktl::RefCounted<CompletionQueue>;

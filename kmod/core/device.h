@@ -21,7 +21,7 @@ class Wq;
 
 class Device;
 // rx.cpp: one received packet (consumed).
-void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b);
+void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered);
 
 // A count of live objects with a ceiling: creation takes a slot or fails.
 class BoundedCount {

@@ -245,7 +245,9 @@ public:
 	ktl::Result<void> post_recv(const sroce_wqe &wqe, const sroce_sge *sge);
 
 	// A packet addressed to this QP (rx.cpp has parsed and checked it).
-	void receive(const RxPacket &rx, sroce_env_batch *b);
+	// steered: it comes back from sroce_env_rx_steer, counted already and
+	// not to be steered again. true when the env took rx.pkt.
+	bool receive(const RxPacket &rx, sroce_env_batch *b, bool steered);
 	// A UD message's receive, shared by a UD QP's own queue and an RSS
 	// work queue (wq.h): its GRH area and payload scattered into w's SGEs
 	// (checked against pdn), giving the completion status; and the
@@ -399,8 +401,9 @@ private:
 	void mp_send_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool mp_write_imm_locked(const RxPacket &rx, sroce_env_batch *b);
 	void mp_ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
-	// An RSS QP: the message goes to the WQ its hash picks (ind_table.h).
-	void rss_receive_locked(const RxPacket &rx, sroce_env_batch *b);
+	// An RSS QP's message goes to the WQ its hash picked (ind_table.h),
+	// after the QP's lock, on the CPU of the WQ's CQ where the env steers.
+	bool rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, bool steered, sroce_env_batch *b);
 	void mp_flush_locked(sroce_env_batch *b);
 
 	// ---- tx.cpp: building packets ----

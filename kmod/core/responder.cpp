@@ -196,9 +196,7 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	if (pi.hdr.deth.qkey != qkey_)
 		return; // IBTA 10.2.5: silently dropped
-	if (rss_.table)
-		rss_receive_locked(rx, b);
-	else if (mp_receive_locked())
+	if (mp_receive_locked())
 		mp_ud_receive_locked(rx, b);
 	else if (take_recv_locked(b) == 0) { // else no receive posted: UD drops
 		resp_.msg_imm_data = pi.hdr.immdt.imm;
@@ -209,10 +207,14 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 
 // An RSS QP holds no WQE of its own: the picked WQ places and completes
 // under its own lock, and a message it cannot take is dropped, as UD does.
-void Qp::rss_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
-	rss::Hash h;
-	Wq &wq = rss_.pick(rx, &h);
+// Outside the QP's lock, WQs receive in parallel, each where the env steers
+// its CQ's work. WQs are user objects (the glue makes no kernel ones), so
+// their CQs keep no QP owner a concurrent destroy could leave dangling.
+bool Qp::rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, bool steered, sroce_env_batch *b) {
+	if (!steered && sroce_env_rx_steer(rx.pkt, wq.cq().owner()))
+		return true;
 	wq.receive_ud(rx, qpn_, owner_, h, b);
+	return false;
 }
 
 // ---- RC / UC ---------------------------------------------------------------------

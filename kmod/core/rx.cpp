@@ -2,9 +2,12 @@
 // the ICRC checked over the whole packet (fragments included), the QP
 // looked up by number, and the packet handed to it (Qp::receive: its
 // address check, then the completer or the responder). Every drop is
-// counted.
+// counted. A packet an RSS QP's WQ receives may be steered to its CQ's CPU
+// (sroce_env_rx_steer) and come back (steered): parsed again, its ICRC
+// and its counts not again.
 #include "icrc.h"
 #include "qp.h"
+#include "wq.h"
 
 namespace sroce {
 
@@ -40,14 +43,16 @@ static_assert(!pkey_valid(0x1234) && !pkey_valid(0x0000) && !pkey_valid(0x8000) 
 static_assert(!pkey_matches(0x7fff, 0x7fff), "two limited members do not match");
 } // namespace
 
-void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
+void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered) {
 	CounterBlock &rc = dev.counters();
 	unsigned int linear = 0, total = 0;
 	sroce_env_pkt_head(pkt, &linear, &total);
 	u8 hdr[max_hdr];
 	u32 n = ktl::min(total, max_hdr);
-	rc.inc(SROCE_CNT_RX_PKTS);
-	rc.inc(SROCE_CNT_RX_BYTES, total);
+	if (!steered) {
+		rc.inc(SROCE_CNT_RX_PKTS);
+		rc.inc(SROCE_CNT_RX_BYTES, total);
+	}
 	if (sroce_env_pkt_read(pkt, 0, hdr, n)) {
 		rc.inc(SROCE_CNT_RX_BAD_HEADER);
 		sroce_env_pkt_free(pkt);
@@ -84,8 +89,9 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 	auto crc = ib::icrc_begin(ktl::Span<const u8>(hdr, bth + ib::len::bth));
 	u8 stored[4];
 	u32 rest = rx.ip.ib_len - ib::len::bth - ib::len::icrc;
-	if (crc.is_error() || sroce_env_pkt_read(pkt, bth + rx.ip.ib_len - ib::len::icrc, stored, 4) ||
-	    ib::icrc_finish(sroce_env_pkt_crc32(pkt, bth + ib::len::bth, rest, crc.value())) != ib::icrc_load(stored)) {
+	if (!steered && (crc.is_error() || sroce_env_pkt_read(pkt, bth + rx.ip.ib_len - ib::len::icrc, stored, 4) ||
+			 ib::icrc_finish(sroce_env_pkt_crc32(pkt, bth + ib::len::bth, rest, crc.value())) !=
+				 ib::icrc_load(stored))) {
 		rc.inc(SROCE_CNT_ICRC_ERRORS);
 		sroce_env_pkt_free(pkt);
 		return;
@@ -103,7 +109,8 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
 		sroce_env_pkt_free(pkt);
 		return;
 	}
-	qp->receive(rx, b);
+	if (qp->receive(rx, b, steered))
+		return; // the env has it, for another CPU
 	sroce_env_pkt_free(pkt);
 }
 
@@ -118,21 +125,39 @@ bool Qp::from_peer_locked(const ib::IpUdp &a) const {
 	return ktl::mem_equal(a.src, path_info_.dst, 16) && ktl::mem_equal(a.dst, path_info_.src, 16);
 }
 
-void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
-	ktl::Guard g(lock_);
-	if (dead_)
-		return;
-	// The device counted it on arrival (rx.cpp); now the QP is known.
-	counters_.inc(SROCE_CNT_RX_PKTS);
-	counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
-	if (!from_peer_locked(rx.ip.addr)) {
-		count(SROCE_CNT_RX_BAD_ADDR);
-		return;
+bool Qp::receive(const RxPacket &rx, sroce_env_batch *b, bool steered) {
+	ktl::RefPtr<Wq> wq;
+	rss::Hash h;
+	{
+		ktl::Guard g(lock_);
+		if (dead_)
+			return false;
+		// The device counted it on arrival (rx.cpp); now the QP is known.
+		if (!steered) {
+			counters_.inc(SROCE_CNT_RX_PKTS);
+			counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
+		}
+		if (!from_peer_locked(rx.ip.addr)) {
+			count(SROCE_CNT_RX_BAD_ADDR);
+			return false;
+		}
+		if (rx.pi.flags & ib::op_response) {
+			on_response_locked(rx, b);
+			return false;
+		}
+		if (!rss_.table) {
+			on_request_locked(rx, b);
+			return false;
+		}
+		// An RSS QP (UD: rx_packet matched the transport). A wrong Q_Key
+		// is silently dropped (IBTA 10.2.5), as ud_receive_locked does.
+		if (!recv_allowed() || rx.pi.hdr.deth.qkey != qkey_)
+			return false;
+		// The table, and so the WQ, stays while the QP does; the reference
+		// keeps the WQ past a destroy that runs once the lock is dropped.
+		wq = ktl::RefPtr<Wq>(&rss_.pick(rx, &h));
 	}
-	if (rx.pi.flags & ib::op_response)
-		on_response_locked(rx, b);
-	else
-		on_request_locked(rx, b);
+	return rss_receive(*wq, rx, h, steered, b);
 }
 
 } // namespace sroce

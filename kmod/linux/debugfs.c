@@ -94,12 +94,14 @@ static int sroce_icrc_show(struct seq_file *m, void *unused)
 	return sroce_crc_show(m, unused);
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_icrc);
+DEFINE_SHOW_ATTRIBUTE(sroce_rx_cpus);
 
 void sroce_debugfs_init(void)
 {
 	sroce_debugfs_root = debugfs_create_dir("sroce", NULL);
 	debugfs_create_file("counts", 0444, sroce_debugfs_root, NULL, &sroce_module_counts_fops);
 	debugfs_create_file("icrc", 0444, sroce_debugfs_root, NULL, &sroce_icrc_fops);
+	debugfs_create_file("rx_cpus", 0444, sroce_debugfs_root, NULL, &sroce_rx_cpus_fops);
 }
 
 void sroce_debugfs_exit(void)

@@ -6,7 +6,9 @@
  * was made there, else as the CQ's work on that CPU. The driver method
  * SROCE_METHOD_CQ_VECTOR (srocedv_modify_cq_vector) moves a CQ between
  * vectors; CPU hotplug moves the vectors of a CPU going offline to another
- * and back when it returns. Documentation/rss.md, "Completion vectors".
+ * and back when it returns. The receives of an RSS QP's WQs are steered to
+ * the CPU of the WQ's CQ (sroce_env_rx_steer): a per-CPU queue drained by
+ * that CPU's work. Documentation/rss.md, "Completion vectors".
  */
 #define UVERBS_MODULE_NAME sroce_ib
 #include <linux/cpu.h>
@@ -37,6 +39,19 @@ static LIST_HEAD(sroce_vector_sets);
 static DEFINE_MUTEX(sroce_vector_lock);
 static struct workqueue_struct *sroce_comp_wq;
 static enum cpuhp_state sroce_cpuhp_state;
+
+/* Steered packets waiting for their CPU, and what each CPU received. */
+#define SROCE_STEER_QLEN 1024 /* about a veth's backlog, as local_q */
+#define SROCE_STEER_BUDGET 64 /* packets per run, then requeue */
+struct sroce_steer {
+	struct sk_buff_head q;
+	struct work_struct work;
+	atomic_long_t rx_here;  /* RSS receives that stayed on this CPU */
+	atomic_long_t rx_in;    /* steered here from another */
+	atomic_long_t rx_out;   /* steered from here to another */
+	atomic_long_t rx_full;  /* dropped: this CPU's queue was full */
+};
+static DEFINE_PER_CPU(struct sroce_steer, sroce_steers);
 
 /* The vectors on cpu, which is going offline, move to the next online CPU. */
 static int sroce_cpu_offline(unsigned int cpu)
@@ -73,9 +88,18 @@ static int sroce_cpu_online(unsigned int cpu)
 	return 0;
 }
 
+static void sroce_steer_work(struct work_struct *work);
+
 int sroce_vectors_module_init(void)
 {
-	int ret;
+	int ret, cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct sroce_steer *s = per_cpu_ptr(&sroce_steers, cpu);
+
+		skb_queue_head_init(&s->q);
+		INIT_WORK(&s->work, sroce_steer_work);
+	}
 
 	/* Bound and per CPU: queue_work_on runs the event on that CPU. */
 	sroce_comp_wq = alloc_workqueue("sroce_comp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
@@ -91,6 +115,8 @@ int sroce_vectors_module_init(void)
 	return 0;
 }
 
+/* After every device is gone: each steered packet held one, so the queues
+ * are empty and their work done. */
 void sroce_vectors_module_exit(void)
 {
 	cpuhp_remove_state_nocalls(sroce_cpuhp_state);
@@ -187,6 +213,79 @@ void sroce_cq_comp_event(struct sroce_cq *cq)
 	}
 	atomic_long_inc(&v->deferred);
 	queue_work_on(cpu, sroce_comp_wq, &cq->vec.work);
+}
+
+/* Softirq (a received packet), inside its batch, outside core locks. The
+ * queued skb holds a reference on its device until its CPU has received it. */
+int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner)
+{
+	struct sroce_cq *cq = to_scq(cq_owner);
+	struct sroce_dev *sdev = to_sdev(cq->ibcq.device);
+	int here = raw_smp_processor_id(), cpu = READ_ONCE(sroce_cq_vector(cq)->cpu);
+	struct sk_buff *skb = (struct sk_buff *)pkt; /* pkt.c: a packet is its skb */
+	struct sroce_steer *s;
+	unsigned long flags;
+	bool queued = false;
+
+	if (cpu == here || !ib_device_try_get(&sdev->ibdev)) {
+		atomic_long_inc(&per_cpu_ptr(&sroce_steers, here)->rx_here);
+		return 0;
+	}
+	s = per_cpu_ptr(&sroce_steers, cpu);
+	spin_lock_irqsave(&s->q.lock, flags);
+	if (skb_queue_len(&s->q) < SROCE_STEER_QLEN) {
+		__skb_queue_tail(&s->q, skb);
+		queued = true;
+	}
+	spin_unlock_irqrestore(&s->q.lock, flags);
+	if (!queued) { /* UD: a message the receiver could not take is dropped */
+		atomic_long_inc(&s->rx_full);
+		ib_device_put(&sdev->ibdev);
+		sroce_env_pkt_free(pkt);
+		return 1;
+	}
+	atomic_long_inc(&per_cpu_ptr(&sroce_steers, here)->rx_out);
+	queue_work_on(cpu, sroce_comp_wq, &s->work);
+	return 1;
+}
+
+/* On the steered-to CPU (or, were it offlined since, wherever the workqueue
+ * runs it: the packets are received all the same). */
+static void sroce_steer_work(struct work_struct *work)
+{
+	struct sroce_steer *s = container_of(work, struct sroce_steer, work);
+	struct sroce_env_batch b;
+	struct sk_buff *skb;
+	unsigned int n;
+
+	for (n = 0; n < SROCE_STEER_BUDGET && (skb = skb_dequeue(&s->q)); n++) {
+		struct sroce_dev *sdev = sroce_skb_cb(skb)->sdev;
+
+		atomic_long_inc(&s->rx_in);
+		local_bh_disable(); /* as a received packet's softirq */
+		sroce_batch_init(&b);
+		sroce_core_rx_steered(sdev->core, (struct sroce_env_pkt *)skb, &b);
+		sroce_batch_flush(sdev, &b);
+		local_bh_enable();
+		ib_device_put(&sdev->ibdev);
+	}
+	if (!skb_queue_empty(&s->q))
+		queue_work(sroce_comp_wq, work); /* stays on this CPU's pool */
+}
+
+/* <debugfs>/sroce/rx_cpus: per CPU, where RSS receives ran. */
+int sroce_rx_cpus_show(struct seq_file *m, void *unused)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct sroce_steer *s = per_cpu_ptr(&sroce_steers, cpu);
+
+		seq_printf(m, "cpu %d rss_here %ld steered_in %ld steered_out %ld dropped_full %ld\n", cpu,
+			   atomic_long_read(&s->rx_here), atomic_long_read(&s->rx_in), atomic_long_read(&s->rx_out),
+			   atomic_long_read(&s->rx_full));
+	}
+	return 0;
 }
 
 const struct cpumask *sroce_get_vector_affinity(struct ib_device *ibdev, int comp_vector)

@@ -34,6 +34,7 @@ void sroce_cq_vec_cancel(struct sroce_cq *cq);
 void sroce_cq_comp_event(struct sroce_cq *cq);
 const struct cpumask *sroce_get_vector_affinity(struct ib_device *ibdev, int comp_vector);
 int sroce_vectors_show(struct seq_file *m, struct sroce_dev *sdev);
+int sroce_rx_cpus_show(struct seq_file *m, void *unused);
 extern const struct uapi_definition sroce_cq_uapi_defs[];
 
 #endif /* SROCE_VECTOR_H */

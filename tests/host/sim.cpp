@@ -356,6 +356,7 @@ Counters Sim::link_counters(int from, int to) const {
 void Sim::set_tap(std::function<void(const WirePacket &)> tap) { e_->tap = std::move(tap); }
 void Sim::set_filter(std::function<bool(const WirePacket &)> f) { e_->filter = std::move(f); }
 void Sim::set_event_handler(std::function<void(void *, int)> fn) { e_->on_event = std::move(fn); }
+void Sim::set_steer(std::function<bool(sroce_env_pkt *, void *)> fn) { e_->steer = std::move(fn); }
 const std::vector<Event> &Sim::events() const { return e_->events; }
 void Sim::clear_events() { e_->events.clear(); }
 

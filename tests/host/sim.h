@@ -123,6 +123,10 @@ public:
 	void set_tap(std::function<void(const WirePacket &)> tap);
 	void set_filter(std::function<bool(const WirePacket &)> filter);
 
+	// sroce_env_rx_steer: true takes the packet (the test hands it back
+	// with sroce_core_rx_steered). Without one nothing is steered.
+	void set_steer(std::function<bool(sroce_env_pkt *pkt, void *cq_owner)> fn);
+
 	// Events raised through batches, in flush order.
 	void set_event_handler(std::function<void(void *owner, int kind)> fn);
 	const std::vector<Event> &events() const;

@@ -182,6 +182,10 @@ unsigned int sroce_env_pkt_crc32(const sroce_env_pkt *pkt, unsigned int off, uns
 	return crc;
 }
 
+int sroce_env_rx_steer(sroce_env_pkt *pkt, void *cq_owner) {
+	return g_engine && g_engine->steer && g_engine->steer(pkt, cq_owner);
+}
+
 // The glue's batch holds SROCE_ENV_BATCH_EVENTS distinct events and drops
 // (with a warning) what does not fit: the same here, so a core entry point
 // that queues more fails its host test. Repeats are kept for the event log.

@@ -86,6 +86,7 @@ struct Engine {
 	std::function<void(const WirePacket &)> tap;
 	std::function<bool(const WirePacket &)> filter;
 	std::function<void(void *, int)> on_event;
+	std::function<bool(sroce_env_pkt *, void *)> steer; // Sim::set_steer
 	std::vector<Event> events;
 
 	explicit Engine(uint64_t s);

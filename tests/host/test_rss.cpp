@@ -303,6 +303,77 @@ TEST_CASE("rss: without a default WQ a message that matches nothing goes to slot
 	}
 }
 
+TEST_CASE("rss: a WQ's message steered to its CQ's CPU is received when it comes back, once and counted once",
+	  "[rss][steer]") {
+	Fixture f(95);
+	Node &a = f.node(0), &b = f.node(1);
+	RssSetup s(f, b, 2, toeplitz(rss::field::ipv4 | rss::field::udp));
+	sroce_core_ah *ah = f.ah(a, b);
+	Buffer &src = f.buffer(a, 1 << 16, all_access);
+	std::vector<std::pair<sroce_env_pkt *, void *>> taken; // packet, CQ owner
+	f.sim().set_steer([&](sroce_env_pkt *pkt, void *cq_owner) {
+		taken.push_back({pkt, cq_owner});
+		return true;
+	});
+	std::vector<tfx::Qp *> senders;
+	for (int i = 0; i < 8; i++) {
+		senders.push_back(&f.qp(a, ib::qpt_ud));
+		f.to_ud_rts(*senders.back(), qkey);
+	}
+	for (unsigned int m = 0; m < 16; m++)
+		REQUIRE(send_ud(f, *senders[m % 8], ah, s.qp.qpn, src, m * 512, 200, m) == 0);
+	f.sim().run_for(100000000);
+	// Taken before any WQ received it, each for the CQ of one of the WQs.
+	REQUIRE(taken.size() == 16);
+	std::map<void *, unsigned int> wq_of_owner;
+	for (unsigned int i = 0; i < s.wqs.size(); i++)
+		wq_of_owner[&s.wqs[i]->cq.owner] = i;
+	for (auto &t : taken)
+		CHECK(wq_of_owner.count(t.second) == 1);
+	for (auto &w : s.wqs)
+		CHECK(w->cq.poll().empty());
+	sroce_core_rx_counts before{};
+	sroce_core_dev_rx_counts(b.dev, &before);
+	CHECK(before.packets == 16);
+
+	// A plain UD QP on the same node is never asked about.
+	tfx::Qp &plain = f.qp(b, ib::qpt_ud);
+	f.to_ud_rts(plain, qkey);
+	Buffer &pdst = f.buffer(b, 4096, all_access);
+	REQUIRE(f.post_recv(plain, 7, {sge_of(f, b, pdst, 0, 4096)}) == 0);
+	REQUIRE(send_ud(f, *senders[0], ah, plain.qpn, src, 0, 100, 99) == 0);
+	std::vector<sroce_cqe> pc;
+	REQUIRE(f.wait_cqes(b, 1, pc));
+	CHECK(pc[0].wr_id == 7);
+	CHECK(taken.size() == 16);
+
+	// Back on "their" CPU: each lands in the WQ whose CQ it was steered to.
+	std::map<sroce_env_pkt *, void *> owner_of;
+	for (auto &t : taken) {
+		owner_of[t.first] = t.second;
+		f.sim().call([&](sroce_env_batch *bt) { sroce_core_rx_steered(b.dev, t.first, bt); });
+	}
+	auto got = drain(f, s, 16);
+	REQUIRE(got.size() == 16);
+	std::map<unsigned int, unsigned int> per_wq;
+	for (auto &[wq, c] : got) {
+		CHECK(c.status == ib::wc_success);
+		CHECK(c.byte_len == 40 + 200);
+		CHECK(c.hash_type == SROCE_HASH_UDP_IPV4);
+		CHECK(wq == (c.hash_value & 3));
+		per_wq[wq]++;
+	}
+	std::map<unsigned int, unsigned int> steered_per_wq;
+	for (auto &t : taken)
+		steered_per_wq[wq_of_owner[t.second]]++;
+	CHECK(per_wq == steered_per_wq);
+	sroce_core_rx_counts after{};
+	sroce_core_dev_rx_counts(b.dev, &after);
+	CHECK(after.packets == before.packets + 1); // the plain QP's only
+	CHECK(after.icrc_errors == 0);
+	CHECK(taken.size() == 16); // not steered again
+}
+
 // An RSS QP over one WQ on node 1, and a UD sender on node 0.
 struct OneWq {
 	Fixture f;

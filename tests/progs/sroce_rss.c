@@ -4,8 +4,9 @@
  *
  *   sroce_rss DEV [SENDER_DEV]
  *
- * One RSS UD QP on DEV over 8 WQs, each with its own CQ. 16 UD QPs on
- * SENDER_DEV (default DEV) send 8 datagrams each; every completion's hash
+ * One RSS UD QP on DEV over 8 WQs, each with its own CQ on vector w modulo
+ * the device's vectors (so the receives run on every CPU). 64 UD QPs on
+ * SENDER_DEV (default DEV), 64 flows, send 2 datagrams each; every completion's hash
  * (srocedv_wc_read_rss_hash) is checked against the Toeplitz hash this
  * program computes from the GRH area's addresses and the sender's UDP
  * source port, and its WQ against the hash's low bits. Then payload mode
@@ -22,7 +23,7 @@
 
 #include "progs_common.h"
 
-enum { NWQ = 8, SENDERS = 16, PER_SENDER = 8, SLOT = 512, PER_WQ = 64, QKEY = 0x2468ace0 };
+enum { NWQ = 8, SENDERS = 64, PER_SENDER = 2, SLOT = 512, PER_WQ = 64, QKEY = 0x2468ace0 };
 
 static const uint8_t ms_key[40] = {
 	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
@@ -219,6 +220,7 @@ int main(int argc, char **argv)
 	CHECK(r.buf && r.mr, "receive buffer: %s", strerror(errno));
 	for (unsigned int w = 0; w <= NWQ; w++) {
 		struct ibv_cq_init_attr_ex ca = { .cqe = 256,
+						  .comp_vector = w % (unsigned int)r.ctx->num_comp_vectors,
 						  .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP };
 
 		r.cq[w] = ibv_create_cq_ex(r.ctx, &ca);
