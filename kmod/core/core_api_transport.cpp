@@ -134,6 +134,7 @@ int sroce_core_wq_modify(sroce_core_wq *wq, unsigned int state, int cur_state, s
 }
 
 unsigned int sroce_core_wq_state(sroce_core_wq *wq) { return obj<Wq>(wq)->state(); }
+void sroce_core_wq_snapshot(sroce_core_wq *wq, sroce_core_wq_view *s) { obj<Wq>(wq)->snapshot(s); }
 
 int sroce_core_wq_busy(sroce_core_wq *wq) { return obj<Wq>(wq)->default_users.load(ktl::MemoryOrder::acquire) != 0; }
 

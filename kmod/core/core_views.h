@@ -166,6 +166,17 @@ void sroce_core_cq_snapshot(struct sroce_core_cq *cq, struct sroce_core_cq_view 
 extern const struct sroce_core_view_field sroce_core_cq_view_fields[];
 extern const unsigned int sroce_core_cq_view_nfields;
 
+/* An RSS work queue's receives (debugfs <ibdev>/wqs). */
+struct sroce_core_wq_view {
+	unsigned long long received;  /* placed and completed successfully */
+	unsigned long long errors;    /* completed in error (a malformed WQE, a bad SGE) */
+	unsigned long long no_wqe;    /* dropped: no receive posted */
+	unsigned long long not_ready; /* dropped: the WQ not in RDY */
+};
+void sroce_core_wq_snapshot(struct sroce_core_wq *wq, struct sroce_core_wq_view *s);
+extern const struct sroce_core_view_field sroce_core_wq_view_fields[];
+extern const unsigned int sroce_core_wq_view_nfields;
+
 struct sroce_core_mr_view {
 	unsigned int lkey;
 	unsigned int rkey;

@@ -103,6 +103,12 @@ constexpr sroce_core_view_field sroce_core_cq_view_fields[] = {
 	SROCE_VIEW_FIELD(sroce_core_cq_view, "overflow", error),
 	SROCE_VIEW_FIELD(sroce_core_cq_view, "user", user),
 };
+constexpr sroce_core_view_field sroce_core_wq_view_fields[] = {
+	SROCE_VIEW_FIELD(sroce_core_wq_view, "received", received),
+	SROCE_VIEW_FIELD(sroce_core_wq_view, "errors", errors),
+	SROCE_VIEW_FIELD(sroce_core_wq_view, "no_wqe", no_wqe),
+	SROCE_VIEW_FIELD(sroce_core_wq_view, "not_ready", not_ready),
+};
 // In the order `rdma res show mr -dd` always printed them.
 constexpr sroce_core_view_field sroce_core_mr_view_fields[] = {
 	SROCE_VIEW_FIELD_F(sroce_core_mr_view, "lkey", lkey, SROCE_VIEW_KEY | SROCE_VIEW_HEX),
@@ -136,6 +142,7 @@ constexpr sroce_core_view_field sroce_core_rx_counts_fields[] = {
 static_assert(bytes_of(sroce_core_qp_view_fields) + 3 * sizeof(unsigned int) == sizeof(sroce_core_qp_view),
 	      "a QP view member without a row");
 static_assert(bytes_of(sroce_core_cq_view_fields) == sizeof(sroce_core_cq_view), "a CQ view member without a row");
+static_assert(bytes_of(sroce_core_wq_view_fields) == sizeof(sroce_core_wq_view), "a WQ view member without a row");
 // windows is last and nothing before it is padding.
 static_assert(bytes_of(sroce_core_mr_view_fields) ==
 		      __builtin_offsetof(sroce_core_mr_view, windows) + sizeof(unsigned int),
@@ -144,11 +151,12 @@ static_assert(bytes_of(sroce_core_counts_fields) == sizeof(sroce_core_counts), "
 static_assert(bytes_of(sroce_core_rx_counts_fields) == sizeof(sroce_core_rx_counts), "an rx count without a row");
 static_assert(sizes_ok(sroce_core_qp_view_fields) && sizes_ok(sroce_core_cq_view_fields) &&
 		      sizes_ok(sroce_core_mr_view_fields) && sizes_ok(sroce_core_counts_fields) &&
-		      sizes_ok(sroce_core_rx_counts_fields),
+		      sizes_ok(sroce_core_rx_counts_fields) && sizes_ok(sroce_core_wq_view_fields),
 	      "the glue prints u32 and u64 only");
 #define NFIELDS(t) (sizeof(t) / sizeof(t[0]))
 const unsigned int sroce_core_qp_view_nfields = NFIELDS(sroce_core_qp_view_fields);
 const unsigned int sroce_core_cq_view_nfields = NFIELDS(sroce_core_cq_view_fields);
+const unsigned int sroce_core_wq_view_nfields = NFIELDS(sroce_core_wq_view_fields);
 const unsigned int sroce_core_mr_view_nfields = NFIELDS(sroce_core_mr_view_fields);
 const unsigned int sroce_core_counts_nfields = NFIELDS(sroce_core_counts_fields);
 const unsigned int sroce_core_rx_counts_nfields = NFIELDS(sroce_core_rx_counts_fields);

@@ -82,6 +82,11 @@ u32 Wq::state() {
 	return state_;
 }
 
+void Wq::snapshot(sroce_core_wq_view *s) {
+	ktl::Guard g(lock_);
+	*s = counts_;
+}
+
 ktl::Result<void> Wq::post(const sroce_wqe &wqe, const sroce_sge *sge) {
 	ktl::Guard g(lock_);
 	if (user_ || state_ != ib::wqs_rdy)
@@ -108,12 +113,16 @@ void Wq::flush_locked(sroce_env_batch *b) {
 
 void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h, sroce_env_batch *b) {
 	ktl::Guard g(lock_);
-	if (dead_ || state_ != ib::wqs_rdy)
+	if (dead_ || state_ != ib::wqs_rdy) {
+		counts_.not_ready++;
 		return;
+	}
 	auto r = rq_.take(wqe_);
 	int e = r.is_error() ? r.error().errno_value() : 0;
-	if (e == err::again)
-		return; // no receive posted: UD drops
+	if (e == err::again) {
+		counts_.no_wqe++; // no receive posted: UD drops
+		return;
+	}
 	if (e == err::proto) { // a corrupt producer index
 		fatal_locked(b);
 		return;
@@ -121,6 +130,7 @@ void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::H
 	// -EINVAL: a malformed WQE, consumed: it completes in error, and the
 	// WQ goes to ERR as a QP does (its owner broke the ring's contract).
 	u8 st = e ? u8(ib::wc_loc_qp_op_err) : Qp::place_ud(*dev_, wqe_, pdn(), rx);
+	(st == ib::wc_success ? counts_.received : counts_.errors)++;
 	sroce_cqe c{};
 	Qp::fill_ud_recv_cqe(c, wqe_.wr_id, st, rx, qp_num);
 	c.hash_value = h.value;

@@ -29,6 +29,7 @@ public:
 	// stated current state that is not the current one.
 	ktl::Result<void> modify(u32 state, s32 cur, sroce_env_batch *b);
 	u32 state();
+	void snapshot(sroce_core_wq_view *s);
 	// Kernel WQs: appends a WQE (-EINVAL unless RDY, -ENOMEM when full).
 	ktl::Result<void> post(const sroce_wqe &wqe, const sroce_sge *sge);
 
@@ -71,6 +72,7 @@ private:
 	RecvWqe wqe_;       // guarded by lock_: the one being placed
 	u32 state_ = 0;     // guarded by lock_: enum ib_wq_state
 	bool dead_ = false; // guarded by lock_
+	sroce_core_wq_view counts_{}; // guarded by lock_
 };
 
 } // namespace sroce

@@ -83,6 +83,12 @@ static int sroce_dev_xrc_rcv_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_xrc_rcv);
 
+static int sroce_dev_wqs_show(struct seq_file *m, void *unused)
+{
+	return sroce_wqs_show(m, m->private);
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_dev_wqs);
+
 static int sroce_dev_vectors_show(struct seq_file *m, void *unused)
 {
 	return sroce_vectors_show(m, m->private);
@@ -119,6 +125,7 @@ void sroce_debugfs_add_dev(struct sroce_dev *sdev)
 	debugfs_create_file("sq_poll", 0444, sdev->debugfs, sdev, &sroce_dev_sq_poll_fops);
 	debugfs_create_file("xrc_rcv_qps", 0444, sdev->debugfs, sdev, &sroce_dev_xrc_rcv_fops);
 	debugfs_create_file("vectors", 0444, sdev->debugfs, sdev, &sroce_dev_vectors_fops);
+	debugfs_create_file("wqs", 0444, sdev->debugfs, sdev, &sroce_dev_wqs_fops);
 }
 
 /* From dealloc_driver, before the core goes; safe if never added. */

@@ -172,6 +172,8 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mutex_init(&sdev->counters_lock);
 	INIT_LIST_HEAD(&sdev->xrc_rcv);
 	mutex_init(&sdev->xrc_rcv_lock);
+	INIT_LIST_HEAD(&sdev->wqs);
+	mutex_init(&sdev->wqs_lock);
 	sroce_net_init_unregister_work(sdev);
 	sroce_local_init(sdev);
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));

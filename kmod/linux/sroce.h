@@ -66,6 +66,8 @@ struct sroce_dev {
 	struct list_head xrc_rcv;
 	struct mutex xrc_rcv_lock;
 	struct sroce_vectors *vectors; /* vector.c */
+	struct list_head wqs;          /* struct sroce_wq, for debugfs (wq.c) */
+	struct mutex wqs_lock;
 };
 
 struct sroce_ucontext {
@@ -342,6 +344,7 @@ int sroce_create_xrc_tgt(struct sroce_qp *qp, struct ib_qp_init_attr *init);
 /* wq.c: an RSS QP's hashing from its create request (ri->table set). */
 int sroce_rss_init(const struct ib_qp_init_attr *init, const struct sroce_create_qp_req *req,
 		   struct sroce_core_rss_init *ri);
+int sroce_wqs_show(struct seq_file *m, struct sroce_dev *sdev);
 /* xrc_rcv.c: the driver method of the kernel-owned receive QP. */
 extern const struct uapi_definition sroce_uapi_defs[];
 void sroce_xrc_rcv_destroy_all(struct sroce_xrcd *xrcd);

@@ -5,6 +5,7 @@
  * no kernel verb to post to a WQ. A WQ's ring is mapped as an RQ's is; the
  * core checks the sizes, the state moves and the hash configuration.
  */
+#include <linux/seq_file.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "sroce.h"
@@ -14,6 +15,7 @@ struct sroce_wq {
 	struct ib_wq ibwq;
 	struct sroce_core_wq *core;
 	struct sroce_ring ring;
+	struct list_head dev_node; /* sroce_dev.wqs, for debugfs */
 };
 
 struct sroce_ind_table {
@@ -79,6 +81,9 @@ static struct ib_wq *sroce_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr 
 	wq->ibwq.event_handler = init->event_handler;
 	wq->ibwq.wq_context = init->wq_context;
 	init->max_wr = 1u << wq->ring.log_size;
+	mutex_lock(&sdev->wqs_lock);
+	list_add_tail(&wq->dev_node, &sdev->wqs);
+	mutex_unlock(&sdev->wqs_lock);
 	return &wq->ibwq;
 
 err_core:
@@ -93,11 +98,15 @@ err_free:
 static int sroce_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
 {
 	struct sroce_wq *wq = to_swq(ibwq);
+	struct sroce_dev *sdev = to_sdev(ibwq->device);
 
 	/* ib_core refuses while a table holds the WQ (usecnt); an RSS QP that
 	 * names it as its default is the core's to count. */
 	if (sroce_core_wq_busy(wq->core))
 		return -EBUSY;
+	mutex_lock(&sdev->wqs_lock);
+	list_del(&wq->dev_node);
+	mutex_unlock(&sdev->wqs_lock);
 	sroce_core_wq_destroy(wq->core);
 	/* No WQ_FATAL event for ibwq can still be in a batch being flushed. */
 	synchronize_rcu();
@@ -185,3 +194,25 @@ const struct ib_device_ops sroce_wq_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_rwq_ind_table, sroce_ind_table, ibtbl),
 };
+
+/* <debugfs>/sroce/<ibdev>/wqs: one line per WQ, its state and receives. */
+int sroce_wqs_show(struct seq_file *m, struct sroce_dev *sdev)
+{
+	static const char *const states[] = { "RESET", "RDY", "ERR" };
+	struct sroce_core_wq_view v;
+	struct sroce_wq *wq;
+	unsigned int i, st;
+
+	mutex_lock(&sdev->wqs_lock);
+	list_for_each_entry(wq, &sdev->wqs, dev_node) {
+		sroce_core_wq_snapshot(wq->core, &v);
+		st = sroce_core_wq_state(wq->core);
+		seq_printf(m, "wqn 0x%x state %s", wq->ibwq.wq_num, st < ARRAY_SIZE(states) ? states[st] : "?");
+		for (i = 0; i < sroce_core_wq_view_nfields; i++)
+			seq_printf(m, " %s %llu", sroce_core_wq_view_fields[i].name,
+				   sroce_view_value(&v, &sroce_core_wq_view_fields[i]));
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&sdev->wqs_lock);
+	return 0;
+}

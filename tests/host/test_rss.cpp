@@ -215,6 +215,16 @@ TEST_CASE("rss: UD messages spread over the WQs by the Toeplitz hash of their IP
 		used.insert(wq);
 	}
 	CHECK(used.size() > 1);
+	// Each WQ's counts (debugfs wqs): what it received, nothing dropped.
+	for (unsigned int i = 0; i < s.wqs.size(); i++) {
+		sroce_core_wq_view v{};
+		sroce_core_wq_snapshot(s.wqs[i]->wq, &v);
+		size_t n = 0;
+		for (auto &g : got)
+			n += g.first == i;
+		CHECK(v.received == n);
+		CHECK((v.errors == 0 && v.no_wqe == 0 && v.not_ready == 0));
+	}
 	CHECK(f.poll(b).empty()); // nothing in the node's own CQ
 }
 
@@ -410,6 +420,9 @@ TEST_CASE("rss: WQ states: RESET drops, ERR flushes, and only the allowed moves 
 	REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, 0, 100, 1) == 0);
 	f.sim().run_for(5000000);
 	CHECK(w.cq.poll().empty());
+	sroce_core_wq_view v{};
+	sroce_core_wq_snapshot(w.wq, &v);
+	CHECK((v.not_ready == 1 && v.received == 0 && v.no_wqe == 0));
 	CHECK(w.modify(f, ib::wqs_err) == -EINVAL); // RESET -> ERR is not a move
 	// RDY again: a new receive takes the next message.
 	REQUIRE(w.modify(f, ib::wqs_rdy) == 0);
@@ -418,6 +431,12 @@ TEST_CASE("rss: WQ states: RESET drops, ERR flushes, and only the allowed moves 
 	std::vector<sroce_cqe> got;
 	REQUIRE(wait_on(f, w.cq, 1, got));
 	CHECK((got[0].wr_id == 7 && got[0].status == ib::wc_success));
+	// RDY with nothing posted: dropped, and counted as such.
+	REQUIRE(send_ud(f, q, ah, s.qp.qpn, src, 0, 100, 4) == 0);
+	f.sim().run_for(5000000);
+	CHECK(w.cq.poll().empty());
+	sroce_core_wq_snapshot(w.wq, &v);
+	CHECK((v.received == 1 && v.no_wqe == 1 && v.not_ready == 1));
 	// ERR: what is posted completes flushed, arrivals are dropped, and it
 	// leaves only through RESET.
 	REQUIRE(w.post(8, sge_of(f, b, s.dst, 0, 2048)) == 0);
@@ -455,6 +474,9 @@ TEST_CASE("rss: a malformed WQE completes in error and the WQ goes to ERR with W
 	REQUIRE(wait_on(f, w.cq, RssSetup::per_wq, got)); // the bad one, then 15 flushed
 	CHECK(got[0].wr_id == 0);
 	CHECK(got[0].status == ib::wc_loc_qp_op_err);
+	sroce_core_wq_view v{};
+	sroce_core_wq_snapshot(w.wq, &v);
+	CHECK((v.errors == 1 && v.received == 0));
 	for (size_t i = 1; i < got.size(); i++)
 		CHECK(got[i].status == ib::wc_wr_flush_err);
 	CHECK(sroce_core_wq_state(w.wq) == ib::wqs_err);

@@ -9,7 +9,8 @@
  * SENDER_DEV (default DEV), 64 flows, send 2 datagrams each; every completion's hash
  * (srocedv_wc_read_rss_hash) is checked against the Toeplitz hash this
  * program computes from the GRH area's addresses and the sender's UDP
- * source port, and its WQ against the hash's low bits. Then payload mode
+ * source port, and its WQ against the hash's low bits, and each WQ's
+ * received count in debugfs against its completions. Then payload mode
  * with the XOR hash over IPoIB-style IP/TCP headers, a datagram that
  * matches no field (into the default WQ: srocedv's RSS_DEFAULT_WQ, which
  * cannot be destroyed meanwhile; without one, slot 0 with hash 0), the WQ states (RESET and ERR refuse
@@ -134,7 +135,30 @@ static unsigned int drain(struct rx *r, unsigned int n, seen_fn fn)
 	return got;
 }
 
-static unsigned int used_mask;
+static unsigned int used_mask, per_wq[NWQ + 1];
+
+/* The kernel's count of what WQ wqn received (<debugfs>/sroce/DEV/wqs), or
+ * -1 without a line for it. */
+static long long debugfs_received(const char *dev, uint32_t wqn)
+{
+	char path[128], line[256];
+	long long got = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/sroce/%s/wqs", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int n;
+		const char *rcv = strstr(line, " received ");
+
+		if (sscanf(line, "wqn %x", &n) == 1 && n == wqn && rcv)
+			got = atoll(rcv + strlen(" received "));
+	}
+	fclose(f);
+	return got;
+}
 
 static void seen_outer(struct rx *r, unsigned int w, const struct ibv_cq_ex *c, uint32_t hash,
 		       enum srocedv_rss_hash_type type)
@@ -155,6 +179,7 @@ static void seen_outer(struct rx *r, unsigned int w, const struct ibv_cq_ex *c, 
 	CHECK((hash & (NWQ - 1)) == w, "outer: hash %#x in WQ %u", hash, w);
 	CHECK(ibv_wc_read_byte_len(cq) == 40u + 100 + m[40] % 100, "outer: byte_len %u", ibv_wc_read_byte_len(cq));
 	used_mask |= 1u << w;
+	per_wq[w]++;
 }
 
 static uint32_t xor_want[256];
@@ -339,6 +364,12 @@ int main(int argc, char **argv)
 	CHECK(got == SENDERS * PER_SENDER, "outer: %u of %u datagrams", got, SENDERS * PER_SENDER);
 	CHECK(__builtin_popcount(used_mask) > 1, "outer: WQs used %#x", used_mask);
 	printf("outer: %u datagrams over WQs %#x, every hash as computed\n", got, used_mask);
+	for (unsigned int w = 0; w < NWQ; w++) {
+		long long k = debugfs_received(argv[1], r.wq[w]->wq_num);
+
+		CHECK(k == per_wq[w], "outer: WQ %u (0x%x): debugfs counts %lld received, %u completed", w,
+		      r.wq[w]->wq_num, k, per_wq[w]);
+	}
 	CHECK(!ibv_destroy_qp(r.qp), "destroy the outer RSS QP");
 
 	/* Payload mode, XOR, over IPoIB-style IPv4/TCP headers; one datagram
