@@ -97,6 +97,17 @@ int Qp::take_recv_locked(sroce_env_batch *b) {
 	}
 	if (rc == -err::again)
 		return 1;
+	if (rc == -err::inval) {
+		// take consumed the malformed WQE (its owner rewrote the ring): it
+		// completes in error and the QP goes to ERR, as a WQ does.
+		sroce_cqe c{};
+		c.wr_id = recvq_.wqe.wr_id;
+		c.status = ib::wc_loc_qp_op_err;
+		c.opcode = ib::wc_recv;
+		c.qp_num = qpn_;
+		post_recv_cqe_locked(c, false, b);
+		to_error_locked(b);
+	}
 	if (rc)
 		return rc;
 	recvq_.valid = true;

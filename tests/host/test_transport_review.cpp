@@ -319,3 +319,54 @@ TEST_CASE("completer: progress gives the retry counter back", "[transport][revie
 	CHECK(std::memcmp(rb.data, la.data, 6 * 64) == 0);
 	(void)qb;
 }
+
+// A receive WQE its owner rewrote in the ring (num_sge beyond the QP's
+// max) is consumed by RecvQueue::take; it used to vanish without a
+// completion (and a UD QP stayed in RTS). It completes with Local QP
+// Operation Error, the QP goes to ERR with QP_FATAL, and the receives after
+// it are flushed: as an RSS work queue does.
+TEST_CASE("responder: a malformed receive WQE completes in error and the QP goes to ERR",
+	  "[transport][review][recv]") {
+	for (unsigned int type : {ib::qpt_ud, ib::qpt_rc}) {
+		CAPTURE(type);
+		Fixture f(41);
+		Node &a = f.node(0), &b = f.node(1);
+		Qp &qa = f.qp(a, type), &qb = f.qp(b, type);
+		sroce_core_ah *ah = nullptr;
+		if (type == ib::qpt_ud) {
+			f.to_ud_rts(qa, 0x1234);
+			f.to_ud_rts(qb, 0x1234);
+			ah = f.ah(a, b);
+		} else {
+			f.connect(qa, qb, ib::mtu_1024);
+		}
+		Buffer &src = f.buffer(a, 4096, all_access), &dst = f.buffer(b, 3 * 4096, all_access);
+		for (unsigned int i = 0; i < 3; i++)
+			REQUIRE(f.post_recv(qb, 10 + i, {sge_of(f, b, dst, i * 4096, 4096)}) == 0);
+		auto *slot = reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(qb.rq.mem) +
+							   SROCE_RING_ENTRIES_OFFSET);
+		slot->num_sge = 200;
+		f.sim().clear_events();
+		auto w = wqe(1, ib::wr_send, 1);
+		if (ah) {
+			w.ud.ah_handle = sroce_core_ah_handle(ah);
+			w.ud.remote_qpn = qb.qpn;
+			w.ud.remote_qkey = 0x1234;
+		}
+		REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
+		f.sim().run_for(50000000);
+		std::vector<sroce_cqe> mine;
+		for (auto &c : f.poll(b))
+			if (c.qp_num == qb.qpn)
+				mine.push_back(c);
+		REQUIRE(mine.size() == 3);
+		CHECK((mine[0].wr_id == 10 && mine[0].status == ib::wc_loc_qp_op_err && mine[0].opcode == ib::wc_recv));
+		CHECK((mine[1].wr_id == 11 && mine[1].status == ib::wc_wr_flush_err));
+		CHECK((mine[2].wr_id == 12 && mine[2].status == ib::wc_wr_flush_err));
+		CHECK(Fixture::query(qb).qp_state == ib::qps_err);
+		size_t fatal = 0;
+		for (const auto &e : f.sim().events())
+			fatal += e.owner == &qb.owner && e.kind == ib::ev_qp_fatal;
+		CHECK(fatal == 1);
+	}
+}
