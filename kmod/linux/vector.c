@@ -258,11 +258,19 @@ static void sroce_steer_work(struct work_struct *work)
 	struct sk_buff *skb;
 	unsigned int n;
 
-	for (n = 0; n < SROCE_STEER_BUDGET && (skb = skb_dequeue(&s->q)); n++) {
-		struct sroce_dev *sdev = sroce_skb_cb(skb)->sdev;
+	for (n = 0; n < SROCE_STEER_BUDGET; n++) {
+		struct sroce_dev *sdev;
 
+		/* Bottom halves off from the dequeue, as in a received packet's
+		 * softirq: none received here meanwhile can pass this one. */
+		local_bh_disable();
+		skb = skb_dequeue(&s->q);
+		if (!skb) {
+			local_bh_enable();
+			break;
+		}
+		sdev = sroce_skb_cb(skb)->sdev;
 		atomic_long_inc(&s->rx_in);
-		local_bh_disable(); /* as a received packet's softirq */
 		sroce_batch_init(&b);
 		sroce_core_rx_steered(sdev->core, (struct sroce_env_pkt *)skb, &b);
 		sroce_batch_flush(sdev, &b);
