@@ -34,7 +34,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi $(EXTRA_CFLAGS)
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host bench-intf install install-user uninstall deb clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host bench-intf bench-rss install install-user uninstall deb clean
 
 all: kmod user progs host dump
 
@@ -222,8 +222,14 @@ bench-host: host
 bench-intf: host
 	bash $(TOP)/scripts/bench/intf.sh $(HOBJ)/bench_intf $(HOBJ)/intf.tsv && column -t -s "$$(printf '\t')" $(HOBJ)/intf.tsv
 
+# bench-rss: the UD receive rate into one QP against an RSS QP over 2 WQs
+# (one VM, ~5 min) -> Documentation/benchmarks-rss.md; bench runs it too.
+bench-rss: kmod user progs
+	bash $(TOP)/scripts/bench/rss.sh --kernel $(KVER)
+
 bench: kmod user progs host
 	$(if $(BENCH_ARGS),,BENCH_COMMAND="make bench") bash $(TOP)/scripts/bench.sh --kernel $(KVER) $(BENCH_ARGS)
+	bash $(TOP)/scripts/bench/rss.sh --kernel $(KVER)
 
 # ---- install on a real host ------------------------------------------------
 install: kmod install-user
