@@ -27,6 +27,7 @@ struct sroce_intf {
 		struct srocedv_qp_ops_msg msg;
 		struct srocedv_cq_formatted_ops cq;
 		struct srocedv_srq_ops srq;
+		struct srocedv_wq_ops wq;
 	} ops;
 	enum srocedv_intf_family family;
 	void *obj;
@@ -175,6 +176,22 @@ static int srq_table(struct sroce_intf *h, const struct srocedv_query_intf_param
 	return 0;
 }
 
+static int wq_table(struct sroce_intf *h, const struct srocedv_query_intf_params *p)
+{
+	struct ibv_wq *ibwq = p->obj;
+	struct sroce_wq *wq;
+
+	if (ibwq->context != h->obj || p->family_flags || ibwq->wq_type != IBV_WQT_RQ)
+		return EINVAL;
+	wq = to_swq(ibwq);
+	if (!wq->max_sge)
+		return EINVAL; /* recv writes one scatter entry */
+	wq->intf_refs++;
+	h->ops.wq = *sroce_intf_wq_ops(p->flags & SROCEDV_INTF_FLAG_SINGLE_THREADED);
+	h->obj = wq;
+	return 0;
+}
+
 void *srocedv_query_intf(struct ibv_context *ibctx, struct srocedv_query_intf_params *p)
 {
 	struct sroce_intf *h;
@@ -185,7 +202,7 @@ void *srocedv_query_intf(struct ibv_context *ibctx, struct srocedv_query_intf_pa
 		return NULL;
 	}
 	if (!sroce_is_sroce_context(ibctx) || p->comp_mask || p->family_params ||
-	    p->intf < SROCEDV_INTF_QP_RDMA || p->intf > SROCEDV_INTF_SRQ_RECV ||
+	    p->intf < SROCEDV_INTF_QP_RDMA || p->intf > SROCEDV_INTF_WQ_RECV ||
 	    p->intf_version != SROCEDV_INTF_VERSION) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -206,6 +223,9 @@ void *srocedv_query_intf(struct ibv_context *ibctx, struct srocedv_query_intf_pa
 		break;
 	case SROCEDV_INTF_SRQ_RECV:
 		err = srq_table(h, p);
+		break;
+	case SROCEDV_INTF_WQ_RECV:
+		err = wq_table(h, p);
 		break;
 	default:
 		err = qp_table(h, p);
@@ -240,6 +260,8 @@ int srocedv_release_intf(struct ibv_context *ibctx, void *intf)
 		((struct sroce_cq *)h->obj)->intf_refs--;
 	} else if (h && h->family == SROCEDV_INTF_SRQ_RECV) {
 		((struct sroce_srq *)h->obj)->intf_refs--;
+	} else if (h && h->family == SROCEDV_INTF_WQ_RECV) {
+		((struct sroce_wq *)h->obj)->intf_refs--;
 	} else if (h) {
 		struct sroce_qp *qp = h->obj;
 
@@ -276,6 +298,11 @@ int sroce_intf_cq_busy(struct sroce_cq *cq)
 int sroce_intf_srq_busy(struct sroce_srq *srq)
 {
 	return refs_busy(&srq->intf_refs, NULL);
+}
+
+int sroce_intf_wq_busy(struct sroce_wq *wq)
+{
+	return refs_busy(&wq->intf_refs, NULL);
 }
 
 int srocedv_modify_cq(struct ibv_cq *ibcq, struct srocedv_cq_attr *attr, int attr_mask)

@@ -365,27 +365,39 @@ const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded, bool s
 	return signaled ? &msg_ops_locked_sig : &msg_ops_locked_unsig;
 }
 
-/* The SRQ receive family (basic and XRC SRQs): the QP message family's
- * recv and recv_repost on the SRQ's ring. */
-#define SRQ_FAMILY(L, S)                                                                           \
-	static int srq_recv_##S(struct ibv_srq *srq, uint64_t addr, uint32_t length, uint32_t lkey,  \
+/* The receive families of SRQs (basic and XRC) and WQs: the QP message
+ * family's recv and recv_repost on the queue's ring. refused: the check
+ * the queue's own post verb makes on every call (a WQ's state). */
+#define RQ_FAMILY(K, T, TO, refused, L, S)                                                         \
+	static int K##_recv_##S(struct T *q, uint64_t addr, uint32_t length, uint32_t lkey,          \
 				uint64_t wr_id)                                                     \
 	{                                                                                          \
-		return recv_one(&to_ssrq(srq)->ring, L, addr, length, lkey, wr_id);                \
+		if (refused)                                                                       \
+			return EINVAL;                                                             \
+		return recv_one(&TO(q)->ring, L, addr, length, lkey, wr_id);                       \
 	}                                                                                          \
-	static int srq_recv_repost_##S(struct ibv_srq *srq, int num)                               \
+	static int K##_recv_repost_##S(struct T *q, int num)                                       \
 	{                                                                                          \
-		return recv_repost(&to_ssrq(srq)->ring, &to_ssrq(srq)->intf_repost, L, num);       \
+		if (refused)                                                                       \
+			return EINVAL;                                                             \
+		return recv_repost(&TO(q)->ring, &TO(q)->intf_repost, L, num);                     \
 	}                                                                                          \
-	static const struct srocedv_srq_ops srq_ops_##S = {                                        \
-		.recv = srq_recv_##S,                                                              \
-		.recv_repost = srq_recv_repost_##S,                                                \
+	static const struct srocedv_##K##_ops K##_ops_##S = {                                      \
+		.recv = K##_recv_##S,                                                              \
+		.recv_repost = K##_recv_repost_##S,                                                \
 	};
 
-SRQ_FAMILY(true, locked)
-SRQ_FAMILY(false, single)
+RQ_FAMILY(srq, ibv_srq, to_ssrq, false, true, locked)
+RQ_FAMILY(srq, ibv_srq, to_ssrq, false, false, single)
+RQ_FAMILY(wq, ibv_wq, to_swq, q->state != IBV_WQS_RDY, true, locked)
+RQ_FAMILY(wq, ibv_wq, to_swq, q->state != IBV_WQS_RDY, false, single)
 
 const struct srocedv_srq_ops *sroce_intf_srq_ops(bool single_threaded)
 {
 	return single_threaded ? &srq_ops_single : &srq_ops_locked;
+}
+
+const struct srocedv_wq_ops *sroce_intf_wq_ops(bool single_threaded)
+{
+	return single_threaded ? &wq_ops_single : &wq_ops_locked;
 }

@@ -166,6 +166,8 @@ struct sroce_wq {
 	struct ibv_wq ibv_wq;
 	struct sroce_uring ring;
 	uint32_t max_sge;
+	uint32_t intf_refs;        /* receive family tables held (intf.c): destroy is EBUSY */
+	uint32_t intf_repost;      /* the WQE recv_repost posts next (free-running) */
 };
 
 struct sroce_ah {
@@ -176,6 +178,11 @@ struct sroce_ah {
 static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
 {
 	return sroce_container_of(ibctx, struct sroce_context, vctx.context);
+}
+
+static inline struct sroce_wq *to_swq(struct ibv_wq *ibwq)
+{
+	return sroce_container_of(ibwq, struct sroce_wq, ibv_wq);
 }
 
 static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
@@ -416,6 +423,7 @@ int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ib
 int sroce_intf_qp_busy(struct sroce_qp *qp);
 int sroce_intf_cq_busy(struct sroce_cq *cq);
 int sroce_intf_srq_busy(struct sroce_srq *srq);
+int sroce_intf_wq_busy(struct sroce_wq *wq);
 
 /* intf_qp.c, intf_cq.c: the specialised tables. */
 struct srocedv_qp_ops_rdma;
@@ -424,6 +432,7 @@ struct srocedv_cq_formatted_ops;
 const struct srocedv_qp_ops_rdma *sroce_intf_rdma_ops(bool single_threaded, bool signaled);
 const struct srocedv_qp_ops_msg *sroce_intf_msg_ops(bool single_threaded, bool signaled);
 const struct srocedv_srq_ops *sroce_intf_srq_ops(bool single_threaded);
+const struct srocedv_wq_ops *sroce_intf_wq_ops(bool single_threaded);
 /* NULL for a format without SROCEDV_WC_BASE or with unknown bits. */
 const struct srocedv_cq_formatted_ops *sroce_intf_cq_ops(uint64_t format_mask, bool single_threaded);
 

@@ -16,11 +16,6 @@ _Static_assert((int)SROCEDV_RSS_HASH_NONE == (int)SROCE_HASH_NONE &&
 		       (int)SROCEDV_RSS_HASH_UDP_IPV6 == (int)SROCE_HASH_UDP_IPV6,
 	       "srocedv's hash types are the CQE's");
 
-static struct sroce_wq *to_swq(struct ibv_wq *ibwq)
-{
-	return sroce_container_of(ibwq, struct sroce_wq, ibv_wq);
-}
-
 /* RESET and ERR take no receives (EINVAL, nothing posted): what the kernel
  * would drop or flush at once. The state is the one last set through
  * ibv_modify_wq: after IBV_EVENT_WQ_FATAL (the kernel moved the WQ to ERR)
@@ -93,8 +88,10 @@ int sroce_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 int sroce_destroy_wq(struct ibv_wq *ibwq)
 {
 	struct sroce_wq *wq = to_swq(ibwq);
-	int err = ibv_cmd_destroy_wq(ibwq);
+	int err = sroce_intf_wq_busy(wq); /* a receive family table held */
 
+	if (!err)
+		err = ibv_cmd_destroy_wq(ibwq);
 	if (err)
 		return err; /* EBUSY while a table holds it */
 	sroce_ring_unmap(&wq->ring);

@@ -10,7 +10,8 @@
  * (srocedv_wc_read_rss_hash) is checked against the Toeplitz hash this
  * program computes from the GRH area's addresses and the sender's UDP
  * source port, and its WQ against the hash's low bits, and each WQ's
- * received count in debugfs against its completions. Then payload mode
+ * received count in debugfs against its completions; the WQ receive family
+ * (srocedv_wq_ops) reposts each WQ's taken buffers. Then payload mode
  * with the XOR hash over IPoIB-style IP/TCP headers, a datagram that
  * matches no field (into the default WQ: srocedv's RSS_DEFAULT_WQ, which
  * cannot be destroyed meanwhile; without one, slot 0 with hash 0), the WQ states (RESET and ERR refuse
@@ -374,9 +375,20 @@ int main(int argc, char **argv)
 
 	/* Payload mode, XOR, over IPoIB-style IPv4/TCP headers; one datagram
 	 * matches nothing and goes to slot 0 with hash 0. */
-	for (unsigned int w = 0; w < NWQ; w++)
-		for (unsigned int k = 0; k < PER_WQ; k++)
-			post_wq(&r, w, k); /* refill: ENOMEM once full is fine */
+	/* The refill through the WQ receive family (srocedv_wq_ops): the
+	 * buffers each WQ took in the outer phase, reposted as they were. */
+	for (unsigned int w = 0; w < NWQ; w++) {
+		struct srocedv_query_intf_params ip = { .intf = SROCEDV_INTF_WQ_RECV,
+							.intf_version = SROCEDV_INTF_VERSION, .obj = r.wq[w] };
+		const struct srocedv_wq_ops *ops = srocedv_query_intf(r.ctx, &ip);
+		int err = ops ? ops->recv_repost(r.wq[w], (int)per_wq[w]) : errno;
+
+		CHECK(!err, "WQ %u: its %u taken buffers reposted through srocedv_wq_ops: %s", w, per_wq[w],
+		      strerror(err));
+		if (ops)
+			CHECK(ops->recv_repost(r.wq[w], 1) == EINVAL && !srocedv_release_intf(r.ctx, (void *)ops),
+			      "WQ %u: recv_repost of one more than taken refused; table released", w);
+	}
 	r.qp = make_rss_qp(&r, IBV_QPT_UD, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_TCP |
 					   IBV_RX_HASH_DST_PORT_TCP,
 			   SROCEDV_RX_HASH_FUNC_XOR, NULL, 0, SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD, r.wq[NWQ]);

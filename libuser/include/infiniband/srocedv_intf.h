@@ -32,6 +32,7 @@ enum srocedv_intf_family {
 	SROCEDV_INTF_QP_MSG = 2,       /* struct srocedv_qp_ops_msg; obj: struct ibv_qp * */
 	SROCEDV_INTF_CQ_FORMATTED = 3, /* struct srocedv_cq_formatted_ops; obj: struct ibv_cq * */
 	SROCEDV_INTF_SRQ_RECV = 4,     /* struct srocedv_srq_ops; obj: struct ibv_srq * (basic or XRC) */
+	SROCEDV_INTF_WQ_RECV = 5,      /* struct srocedv_wq_ops; obj: struct ibv_wq * (IBV_WQT_RQ) */
 };
 #define SROCEDV_INTF_VERSION 1       /* the only version of each family */
 
@@ -147,6 +148,20 @@ struct srocedv_qp_ops_msg {
 struct srocedv_srq_ops {
 	int (*recv)(struct ibv_srq *srq, uint64_t addr, uint32_t length, uint32_t lkey, uint64_t wr_id);
 	int (*recv_repost)(struct ibv_srq *srq, int num);
+};
+
+/*
+ * The WQ receive family (the seed names WQs as objects of a query; RSS's
+ * receive work queues, Documentation/rss.md): recv and recv_repost on a
+ * WQ's ring, as ibv_post_wq_recv posts. A WQ is taken in post order, so
+ * recv_repost posts again its num oldest WRs taken and not reposted yet;
+ * its completions are in that order too. Returns as the SRQ family, and
+ * EINVAL, posting nothing, while the WQ is not in IBV_WQS_RDY (the one check
+ * ibv_post_wq_recv makes on each call, so the family makes it too).
+ */
+struct srocedv_wq_ops {
+	int (*recv)(struct ibv_wq *wq, uint64_t addr, uint32_t length, uint32_t lkey, uint64_t wr_id);
+	int (*recv_repost)(struct ibv_wq *wq, int num);
 };
 
 /*
