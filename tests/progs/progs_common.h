@@ -123,6 +123,14 @@ static inline int open_with_gid(const char *name, struct ibv_context **ctx, stru
 	return 0;
 }
 
+/* RESET -> INIT on port 1 with the given access rights (RC, UC): 0 or -1. */
+static inline int qp_to_init(struct ibv_qp *qp, unsigned int access)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
 /* Moves a QP of the device from INIT through RTR to RTS: RC and UC
  * connected to dest_qpn at gid with path MTU mtu, UD through the states
  * only. RC: rd_atomic is max_rd_atomic and max_dest_rd_atomic, timeout the

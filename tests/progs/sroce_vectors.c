@@ -236,7 +236,8 @@ int main(int argc, char **argv)
 						.max_send_sge = 1, .max_recv_sge = 1 } };
 	snd.qp = ibv_create_qp(snd.pd, &ia);
 	rcv.qp = ibv_create_qp(rcv.pd, &ia);
-	if (!snd.qp || !rcv.qp || qp_to_rts(snd.qp, rcv.qp->qp_num, &rcv.gid, rcv.gid_idx, 1, 14) ||
+	if (!snd.qp || !rcv.qp || qp_to_init(snd.qp, 0) || qp_to_init(rcv.qp, IBV_ACCESS_LOCAL_WRITE) ||
+	    qp_to_rts(snd.qp, rcv.qp->qp_num, &rcv.gid, rcv.gid_idx, 1, 14) ||
 	    qp_to_rts(rcv.qp, snd.qp->qp_num, &snd.gid, snd.gid_idx, 1, 14)) {
 		fprintf(stderr, "QPs: %s\n", strerror(errno));
 		return 1;
