@@ -335,12 +335,7 @@ void Qp::flush_locked(sroce_env_batch *b) {
 	resp_.ack_deferred = false;
 	if (recvq_.valid && resp_.in_message) {
 		// A message half received: its WQE is flushed too.
-		sroce_cqe c{};
-		c.wr_id = recvq_.wqe.wr_id;
-		c.status = ib::wc_wr_flush_err;
-		c.opcode = ib::wc_recv;
-		c.qp_num = qpn_;
-		post_recv_cqe_locked(c, false, b);
+		post_recv_cqe_locked(recv_status_cqe(recvq_.wqe.wr_id, ib::wc_wr_flush_err), false, b);
 	}
 	recvq_.valid = resp_.in_message = false;
 	recvq_.xrc_srq = nullptr;
@@ -353,12 +348,7 @@ void Qp::flush_locked(sroce_env_batch *b) {
 		return;
 	mp_flush_locked(b);
 	recvq_.rq.flush([&](u64 wr_id) {
-		sroce_cqe c{};
-		c.wr_id = wr_id;
-		c.status = ib::wc_wr_flush_err;
-		c.opcode = ib::wc_recv;
-		c.qp_num = qpn_;
-		return post_cqe_locked(*rcq_, c, false, b);
+		return post_cqe_locked(*rcq_, recv_status_cqe(wr_id, ib::wc_wr_flush_err), false, b);
 	});
 }
 

@@ -254,6 +254,15 @@ public:
 	// completion of such a message.
 	static u8 place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx);
 	static void fill_ud_recv_cqe(sroce_cqe &c, u64 wr_id, u8 status, const RxPacket &rx, u32 qp_num);
+	// A receive completion with no data: a flush or an error.
+	sroce_cqe recv_status_cqe(u64 wr_id, u8 status) const {
+		sroce_cqe c{};
+		c.wr_id = wr_id;
+		c.status = status;
+		c.opcode = ib::wc_recv;
+		c.qp_num = qpn_;
+		return c;
+	}
 	const CounterBlock &counters() const { return counters_; }
 
 	ktl::ListNode table_node; // Device QP table collision chain

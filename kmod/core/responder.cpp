@@ -47,12 +47,7 @@ void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
 void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
 	send_ack_locked(ib::Aeth::nak_syndrome(code), psn, b);
 	if (resp_.in_message && recvq_.valid) {
-		sroce_cqe c{};
-		c.wr_id = recvq_.wqe.wr_id;
-		c.status = refused_recv_status(code);
-		c.opcode = ib::wc_recv;
-		c.qp_num = qpn_;
-		post_recv_cqe_locked(c, false, b);
+		post_recv_cqe_locked(recv_status_cqe(recvq_.wqe.wr_id, refused_recv_status(code)), false, b);
 		recvq_.valid = false;
 	}
 	resp_.in_message = false;
@@ -100,12 +95,7 @@ int Qp::take_recv_locked(sroce_env_batch *b) {
 	if (rc == -err::inval) {
 		// take consumed the malformed WQE (its owner rewrote the ring): it
 		// completes in error and the QP goes to ERR, as a WQ does.
-		sroce_cqe c{};
-		c.wr_id = recvq_.wqe.wr_id;
-		c.status = ib::wc_loc_qp_op_err;
-		c.opcode = ib::wc_recv;
-		c.qp_num = qpn_;
-		post_recv_cqe_locked(c, false, b);
+		post_recv_cqe_locked(recv_status_cqe(recvq_.wqe.wr_id, ib::wc_loc_qp_op_err), false, b);
 		to_error_locked(b);
 	}
 	if (rc)
