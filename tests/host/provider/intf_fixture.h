@@ -114,6 +114,28 @@ static inline void recv_repost_model(struct sroce_uring *r, void *obj, const voi
 	CHECK(repost(obj, ops, -1) == EINVAL);
 }
 
+/* A receive family's recv writes the WQE the queue's post verb writes, byte
+ * for byte: ring ra through `recv` (the table ops on a), ring rb through
+ * `post` on b; the kernel (the test) takes each. */
+static inline void same_wqe_model(struct sroce_uring *ra, void *a, struct sroce_uring *rb, void *b, const void *ops,
+				  int (*recv)(void *obj, const void *ops, uint64_t addr, uint32_t length,
+					      uint32_t lkey, uint64_t wr_id),
+				  int (*post)(void *obj, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad))
+{
+	for (uint32_t i = 0; i < 3u << LOG_ENTRIES; i++) {
+		uint64_t addr = rnd(), wr_id = rnd();
+		uint32_t len = (uint32_t)rnd(), lkey = (uint32_t)rnd();
+		struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
+		struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+
+		CHECK(recv(a, ops, addr, len, lkey, wr_id) == 0);
+		CHECK(post(b, &wr, &bad) == 0);
+		CHECK(memcmp(sroce_ring_entry(ra, i), sroce_ring_entry(rb, i), STRIDE) == 0);
+		CHECK(ra->hdr->producer == rb->hdr->producer && ra->hdr->producer == i + 1);
+		ra->hdr->consumer = rb->hdr->consumer = i + 1; /* the kernel takes each */
+	}
+}
+
 /* SQ slot idx of a fake QP. */
 static inline const uint8_t *slot(struct fake_qp *f, uint32_t idx)
 {

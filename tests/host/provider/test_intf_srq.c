@@ -54,6 +54,11 @@ static int srq_repost(void *obj, const void *ops, int num)
 	return ((const struct srocedv_srq_ops *)ops)->recv_repost(obj, num);
 }
 
+static int srq_post(void *obj, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return sroce_post_srq_recv(obj, wr, bad);
+}
+
 /* 1: the family's WQE is ibv_post_srq_recv's. */
 static void test_same_wqe(void)
 {
@@ -66,18 +71,7 @@ static void test_same_wqe(void)
 	CHECK(ops && ops->recv && ops->recv_repost);
 	if (!ops)
 		return;
-	for (uint32_t i = 0; i < 3u << LOG_ENTRIES; i++) {
-		uint64_t addr = rnd(), wr_id = rnd();
-		uint32_t len = (uint32_t)rnd(), lkey = (uint32_t)rnd();
-		struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
-		struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
-
-		CHECK(ops->recv(ibsrq_of(&a), addr, len, lkey, wr_id) == 0);
-		CHECK(sroce_post_srq_recv(ibsrq_of(&b), &wr, &bad) == 0);
-		CHECK(memcmp(sroce_ring_entry(&a.srq.ring, i), sroce_ring_entry(&b.srq.ring, i), STRIDE) == 0);
-		CHECK(a.hdr.producer == b.hdr.producer && a.hdr.producer == i + 1);
-		a.hdr.consumer = b.hdr.consumer = i + 1; /* the kernel takes each */
-	}
+	same_wqe_model(&a.srq.ring, ibsrq_of(&a), &b.srq.ring, ibsrq_of(&b), ops, srq_recv, srq_post);
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
 }
 
@@ -114,7 +108,7 @@ static void test_query_checks(void)
 						       .obj = ibsrq_of(&f) };
 
 		CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EOPNOTSUPP);
-		p.intf = SROCEDV_INTF_SRQ_RECV + 1;
+		p.intf = SROCEDV_INTF_WQ_RECV + 1; /* past the last family */
 		p.intf_version = SROCEDV_INTF_VERSION;
 		CHECK(srocedv_query_intf(&sctx.vctx.context, &p) == NULL && errno == EOPNOTSUPP);
 	}

@@ -51,6 +51,11 @@ static int wq_repost(void *obj, const void *ops, int num)
 	return ((const struct srocedv_wq_ops *)ops)->recv_repost(obj, num);
 }
 
+static int wq_post(void *obj, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return sroce_post_wq_recv(obj, wr, bad);
+}
+
 /* 1: the family's WQE is ibv_post_wq_recv's. */
 static void test_same_wqe(void)
 {
@@ -63,18 +68,7 @@ static void test_same_wqe(void)
 	CHECK(ops && ops->recv && ops->recv_repost);
 	if (!ops)
 		return;
-	for (uint32_t i = 0; i < 3u << LOG_ENTRIES; i++) {
-		uint64_t addr = rnd(), wr_id = rnd();
-		uint32_t len = (uint32_t)rnd(), lkey = (uint32_t)rnd();
-		struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
-		struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
-
-		CHECK(ops->recv(&a.wq.ibv_wq, addr, len, lkey, wr_id) == 0);
-		CHECK(sroce_post_wq_recv(&b.wq.ibv_wq, &wr, &bad) == 0);
-		CHECK(memcmp(sroce_ring_entry(&a.wq.ring, i), sroce_ring_entry(&b.wq.ring, i), STRIDE) == 0);
-		CHECK(a.hdr.producer == b.hdr.producer && a.hdr.producer == i + 1);
-		a.hdr.consumer = b.hdr.consumer = i + 1; /* the kernel takes each */
-	}
+	same_wqe_model(&a.wq.ring, &a.wq.ibv_wq, &b.wq.ring, &b.wq.ibv_wq, ops, wq_recv, wq_post);
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
 }
 
