@@ -434,8 +434,8 @@ int sroce_core_mw_stage_layout(struct sroce_core_mw *mw, const struct sroce_mw_l
  * 4791. The core consumes pkt. */
 void sroce_core_rx(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
 /* A packet sroce_env_rx_steer took, on the CPU it was steered to: received
- * as by sroce_core_rx, without checking its ICRC or counting it again (its
- * first pass did) and without steering it again. Consumes pkt. */
+ * as by sroce_core_rx (its ICRC checked here), without counting it on the
+ * device again (its first pass did) or steering it again. Consumes pkt. */
 void sroce_core_rx_steered(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
 
 /* Counters, object counts and the debug views: core_views.h. */

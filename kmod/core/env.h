@@ -161,8 +161,9 @@ void sroce_env_event(struct sroce_env_batch *b, void *owner, int kind);
  * packet whose receive completes in the CQ cq_owner (the owner the glue gave
  * the CQ) may be received on the CPU of that CQ's completion vector rather
  * than here. Nonzero: the env took pkt and hands it back through
- * sroce_core_rx_steered on that CPU (the core has only counted it). 0: the
- * core receives it here. Asked for the WQs of RSS QPs, outside core locks. */
+ * sroce_core_rx_steered on that CPU (the core has only parsed its headers and
+ * counted it: its ICRC is checked there). 0: the core receives it here.
+ * Asked for the requests of RSS QPs, outside core locks. */
 int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner);
 
 /* One-shot timers. The callback runs in atomic context with a fresh batch

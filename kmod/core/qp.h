@@ -245,9 +245,10 @@ public:
 	ktl::Result<void> post_recv(const sroce_wqe &wqe, const sroce_sge *sge);
 
 	// A packet addressed to this QP (rx.cpp has parsed and checked it).
-	// steered: it comes back from sroce_env_rx_steer, counted already and
-	// not to be steered again. true when the env took rx.pkt.
-	bool receive(const RxPacket &rx, sroce_env_batch *b, bool steered);
+	void receive(const RxPacket &rx, sroce_env_batch *b);
+	// An RSS QP's request (rx.cpp's receive steering): the glue's owner of
+	// the CQ of the WQ it would go to; null for another QP or a dead one.
+	void *rss_cq_owner(const RxPacket &rx);
 	// A UD message's receive, shared by a UD QP's own queue and an RSS
 	// work queue (wq.h): its GRH area and payload scattered into w's SGEs
 	// (checked against pdn), giving the completion status; and the
@@ -411,8 +412,8 @@ private:
 	bool mp_write_imm_locked(const RxPacket &rx, sroce_env_batch *b);
 	void mp_ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
 	// An RSS QP's message goes to the WQ its hash picked (ind_table.h),
-	// after the QP's lock, on the CPU of the WQ's CQ where the env steers.
-	bool rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, bool steered, sroce_env_batch *b);
+	// after the QP's lock.
+	void rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, sroce_env_batch *b);
 	void mp_flush_locked(sroce_env_batch *b);
 
 	// ---- tx.cpp: building packets ----

@@ -208,14 +208,11 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 
 // An RSS QP holds no WQE of its own: the picked WQ places and completes
 // under its own lock, and a message it cannot take is dropped, as UD does.
-// Outside the QP's lock, WQs receive in parallel, each where the env steers
-// its CQ's work. WQs are user objects (the glue makes no kernel ones), so
+// Outside the QP's lock, WQs receive in parallel, each where rx.cpp steered
+// the packet. WQs are user objects (the glue makes no kernel ones), so
 // their CQs keep no QP owner a concurrent destroy could leave dangling.
-bool Qp::rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, bool steered, sroce_env_batch *b) {
-	if (!steered && sroce_env_rx_steer(rx.pkt, wq.cq().owner()))
-		return true;
+void Qp::rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, sroce_env_batch *b) {
 	wq.receive_ud(rx, qpn_, owner_, h, b);
-	return false;
 }
 
 // ---- RC / UC ---------------------------------------------------------------------

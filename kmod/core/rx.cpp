@@ -2,9 +2,10 @@
 // the ICRC checked over the whole packet (fragments included), the QP
 // looked up by number, and the packet handed to it (Qp::receive: its
 // address check, then the completer or the responder). Every drop is
-// counted. A packet an RSS QP's WQ receives may be steered to its CQ's CPU
-// (sroce_env_rx_steer) and come back (steered): parsed again, its ICRC
-// and its counts not again.
+// counted. A request for an RSS QP may be steered, before its ICRC is
+// checked, to the CPU of the CQ of the WQ it goes to (sroce_env_rx_steer):
+// it comes back (steered) and is received there, ICRC first, without
+// being counted on the device again.
 #include "icrc.h"
 #include "qp.h"
 #include "wq.h"
@@ -41,6 +42,18 @@ static_assert(pkey_valid(0xffff) && pkey_valid(0x7fff), "the default partition, 
 static_assert(!pkey_valid(0x1234) && !pkey_valid(0x0000) && !pkey_valid(0x8000) && !pkey_valid(0xfffe),
 	      "other partitions and the invalid key");
 static_assert(!pkey_matches(0x7fff, 0x7fff), "two limited members do not match");
+} // namespace
+
+namespace {
+// A UD request for an RSS QP: true when the env took it for the CPU of the
+// picked WQ's CQ. Nothing is counted here; the packet's checks come after.
+bool steer(Device &dev, const RxPacket &rx) {
+	if (ib::opcode_info(rx.pi.hdr.bth.opcode).transport != ib::Transport::ud || (rx.pi.flags & ib::op_response))
+		return false;
+	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
+	void *cq_owner = qp ? qp->rss_cq_owner(rx) : nullptr;
+	return cq_owner && sroce_env_rx_steer(rx.pkt, cq_owner);
+}
 } // namespace
 
 void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered) {
@@ -85,13 +98,15 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered
 	}
 	u32 bth = rx.ip.bth_offset;
 	rx.payload_off = bth + rx.pi.payload_offset;
+	// The ICRC and the copy are the work worth spreading: steer first.
+	if (!steered && steer(dev, rx))
+		return; // the env has it, for another CPU
 	// ICRC: masked headers from the linear copy, the rest from the packet.
 	auto crc = ib::icrc_begin(ktl::Span<const u8>(hdr, bth + ib::len::bth));
 	u8 stored[4];
 	u32 rest = rx.ip.ib_len - ib::len::bth - ib::len::icrc;
-	if (!steered && (crc.is_error() || sroce_env_pkt_read(pkt, bth + rx.ip.ib_len - ib::len::icrc, stored, 4) ||
-			 ib::icrc_finish(sroce_env_pkt_crc32(pkt, bth + ib::len::bth, rest, crc.value())) !=
-				 ib::icrc_load(stored))) {
+	if (crc.is_error() || sroce_env_pkt_read(pkt, bth + rx.ip.ib_len - ib::len::icrc, stored, 4) ||
+	    ib::icrc_finish(sroce_env_pkt_crc32(pkt, bth + ib::len::bth, rest, crc.value())) != ib::icrc_load(stored)) {
 		rc.inc(SROCE_CNT_ICRC_ERRORS);
 		sroce_env_pkt_free(pkt);
 		return;
@@ -109,8 +124,7 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered
 		sroce_env_pkt_free(pkt);
 		return;
 	}
-	if (qp->receive(rx, b, steered))
-		return; // the env has it, for another CPU
+	qp->receive(rx, b);
 	sroce_env_pkt_free(pkt);
 }
 
@@ -125,39 +139,47 @@ bool Qp::from_peer_locked(const ib::IpUdp &a) const {
 	return ktl::mem_equal(a.src, path_info_.dst, 16) && ktl::mem_equal(a.dst, path_info_.src, 16);
 }
 
-bool Qp::receive(const RxPacket &rx, sroce_env_batch *b, bool steered) {
+void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 	ktl::RefPtr<Wq> wq;
 	rss::Hash h;
 	{
 		ktl::Guard g(lock_);
 		if (dead_)
-			return false;
+			return;
 		// The device counted it on arrival (rx.cpp); now the QP is known.
-		if (!steered) {
-			counters_.inc(SROCE_CNT_RX_PKTS);
-			counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
-		}
+		counters_.inc(SROCE_CNT_RX_PKTS);
+		counters_.inc(SROCE_CNT_RX_BYTES, rx.len);
 		if (!from_peer_locked(rx.ip.addr)) {
 			count(SROCE_CNT_RX_BAD_ADDR);
-			return false;
+			return;
 		}
 		if (rx.pi.flags & ib::op_response) {
 			on_response_locked(rx, b);
-			return false;
+			return;
 		}
 		if (!rss_.table) {
 			on_request_locked(rx, b);
-			return false;
+			return;
 		}
 		// An RSS QP (UD: rx_packet matched the transport). A wrong Q_Key
 		// is silently dropped (IBTA 10.2.5), as ud_receive_locked does.
 		if (!recv_allowed() || rx.pi.hdr.deth.qkey != qkey_)
-			return false;
+			return;
 		// The table, and so the WQ, stays while the QP does; the reference
 		// keeps the WQ past a destroy that runs once the lock is dropped.
 		wq = ktl::RefPtr<Wq>(&rss_.pick(rx, &h));
 	}
-	return rss_receive(*wq, rx, h, steered, b);
+	rss_receive(*wq, rx, h, b);
+}
+
+void *Qp::rss_cq_owner(const RxPacket &rx) {
+	if (!rss_.table) // set before the QP is numbered, never changed
+		return nullptr;
+	ktl::Guard g(lock_);
+	if (dead_)
+		return nullptr;
+	rss::Hash h;
+	return rss_.pick(rx, &h).cq().owner();
 }
 
 } // namespace sroce

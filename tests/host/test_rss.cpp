@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rss.h"
+#include "sim_internal.h"
 #include "xrc_fixture.h"
 
 using namespace tfx;
@@ -313,7 +314,8 @@ TEST_CASE("rss: without a default WQ a message that matches nothing goes to slot
 	}
 }
 
-TEST_CASE("rss: a WQ's message steered to its CQ's CPU is received when it comes back, once and counted once",
+TEST_CASE("rss: a WQ's message steered to its CQ's CPU before its ICRC check is received when it comes back, "
+	  "once and counted once",
 	  "[rss][steer]") {
 	Fixture f(95);
 	Node &a = f.node(0), &b = f.node(1);
@@ -357,14 +359,19 @@ TEST_CASE("rss: a WQ's message steered to its CQ's CPU is received when it comes
 	CHECK(pc[0].wr_id == 7);
 	CHECK(taken.size() == 16);
 
+	// Steered before its ICRC was checked: one corrupted meanwhile (the
+	// stored ICRC's last byte) is dropped and counted when it comes back.
+	auto &last = taken.back().first->frags.back();
+	last.data[last.len - 1] ^= 0xff;
+	void *corrupt_owner = taken.back().second;
 	// Back on "their" CPU: each lands in the WQ whose CQ it was steered to.
 	std::map<sroce_env_pkt *, void *> owner_of;
 	for (auto &t : taken) {
 		owner_of[t.first] = t.second;
 		f.sim().call([&](sroce_env_batch *bt) { sroce_core_rx_steered(b.dev, t.first, bt); });
 	}
-	auto got = drain(f, s, 16);
-	REQUIRE(got.size() == 16);
+	auto got = drain(f, s, 15);
+	REQUIRE(got.size() == 15);
 	std::map<unsigned int, unsigned int> per_wq;
 	for (auto &[wq, c] : got) {
 		CHECK(c.status == ib::wc_success);
@@ -376,11 +383,12 @@ TEST_CASE("rss: a WQ's message steered to its CQ's CPU is received when it comes
 	std::map<unsigned int, unsigned int> steered_per_wq;
 	for (auto &t : taken)
 		steered_per_wq[wq_of_owner[t.second]]++;
+	steered_per_wq[wq_of_owner[corrupt_owner]]--;
 	CHECK(per_wq == steered_per_wq);
 	sroce_core_rx_counts after{};
 	sroce_core_dev_rx_counts(b.dev, &after);
 	CHECK(after.packets == before.packets + 1); // the plain QP's only
-	CHECK(after.icrc_errors == 0);
+	CHECK(after.icrc_errors == 1);
 	CHECK(taken.size() == 16); // not steered again
 }
 
