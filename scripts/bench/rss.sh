@@ -21,7 +21,7 @@ rm -rf "$out"
 mkdir -p "$out"
 kargs=()
 [ -n "$kernel" ] && kargs=(--kernel "$kernel")
-"$top/scripts/vm-run" "${kargs[@]}" --timeout $((300 + runs * 2 * (secs + 60))) --out "$out/vm" -- \
+"$top/scripts/vm-run" "${kargs[@]}" --timeout $((300 + 2 * runs * 2 * (secs + 60))) --out "$out/vm" -- \
 	bash "$top/scripts/bench/rss-in-vm.sh" "$out/vm" "$runs" "$secs" || {
 	echo "bench-rss: the VM run failed; logs in $out/vm" >&2
 	exit 1
@@ -30,26 +30,28 @@ mkdir -p "$doc"
 python3 - "$out/vm" "$doc/benchmarks-rss.md" "$runs" "$secs" "$(git -C "$top" rev-parse --short HEAD)" <<'PY'
 import statistics, sys, time
 vm, doc, runs, secs, commit = sys.argv[1:6]
-rates = {"qp": [], "rss": []}
+rates = {}
 for line in open(f"{vm}/rss.tsv"):
-    mode, run, rate = line.split()
-    rates[mode].append(int(rate))
-med = {m: statistics.median(v) for m, v in rates.items()}
-ratio = med["rss"] / med["qp"] if med["qp"] else 0
+    size, mode, run, rate = line.split()
+    rates.setdefault(int(size), {"qp": [], "rss": []})[mode].append(int(rate))
+med = {s: {m: statistics.median(v) for m, v in r.items()} for s, r in rates.items()}
+ratio = {s: (m["rss"] / m["qp"] if m["qp"] else 0) for s, m in med.items()}
 with open(doc, "w") as f:
     f.write("# RSS receive rate (make bench-rss)\n\n")
     f.write("Written by `scripts/bench/rss.sh`; do not edit. Issue 18: the UD receive message rate into\n"
             "one UD QP against an RSS UD QP over one WQ per completion vector (2 on the VM's 2 vCPUs,\n"
             "each WQ's CQ on its own vector, so its receives are steered to that CPU), sroce against\n"
-            "itself: the receiver in one namespace, 8 sending UD QPs (8 flows) of 64-byte datagrams in\n"
+            "itself: the receiver in one namespace, 8 sending UD QPs (8 flows) of 64-byte or 4000-byte datagrams in\n"
             "another, across a veth, every packet through the IP stack. One qemu VM under TCG.\n"
             "The receivers sleep on their completion channels.\n\n")
     f.write(f"{time.strftime('%Y-%m-%d', time.gmtime())}, commit {commit}, {runs} runs of {secs} s per mode, interleaved.\n\n")
-    f.write("| receiver | msg/s (median) | runs |\n|---|---|---|\n")
-    for m, label in (("qp", "one UD QP"), ("rss", "RSS QP over 2 WQs")):
-        f.write(f"| {label} | {med[m]:.0f} | {', '.join(str(r) for r in rates[m])} |\n")
-    f.write(f"\nRatio RSS / one QP: **{ratio:.2f}**.\n\nWhere the receives ran (`<debugfs>/sroce/rx_cpus` after all runs):\n\n```\n")
+    f.write("| datagram | receiver | msg/s (median) | runs | RSS / one QP |\n|---|---|---|---|---|\n")
+    for s in sorted(med):
+        for m, label in (("qp", "one UD QP"), ("rss", "RSS QP over 2 WQs")):
+            r = f"**{ratio[s]:.2f}**" if m == "rss" else ""
+            f.write(f"| {s} B | {label} | {med[s][m]:.0f} | {', '.join(str(x) for x in rates[s][m])} | {r} |\n")
+    f.write("\nWhere the receives ran (`<debugfs>/sroce/rx_cpus` after all runs):\n\n```\n")
     f.write(open(f"{vm}/rx_cpus").read())
     f.write("```\n")
-print(f"bench-rss: one QP {med['qp']:.0f} msg/s, RSS {med['rss']:.0f} msg/s, ratio {ratio:.2f}; wrote {doc}")
+print("bench-rss: " + "; ".join(f"{s} B: one QP {med[s]['qp']:.0f} msg/s, RSS {med[s]['rss']:.0f}, ratio {ratio[s]:.2f}" for s in sorted(med)) + f"; wrote {doc}")
 PY

@@ -4,7 +4,7 @@
  * (make bench-rss, scripts/bench/rss-in-vm.sh; Documentation/rss.md):
  *
  *   sroce_rss_rate recv DEV qp|rss SECONDS
- *   sroce_rss_rate send DEV DGID QPN SECONDS NQPS
+ *   sroce_rss_rate send DEV DGID QPN SECONDS NQPS [BYTES]
  *
  * recv: one UD QP (mode qp), or an RSS UD QP over one WQ per completion
  * vector (mode rss: Toeplitz over the IPv4 addresses and UDP ports, WQ w's
@@ -12,9 +12,9 @@
  * polls what is there, reposts and re-arms. Prints "ready QPN", counts the
  * datagrams of the SECONDS after the first one, and prints
  * "received N in S s: R msg/s".
- * send: NQPS UD QPs (NQPS UDP source ports, so NQPS flows) send 64-byte
- * datagrams round robin to QPN at DGID (an IPv4 address) for SECONDS, at
- * most 64 in flight per QP.
+ * send: NQPS UD QPs (NQPS UDP source ports, so NQPS flows) send datagrams
+ * of BYTES (default 64, at most 4096) round robin to QPN at DGID (an IPv4
+ * address) for SECONDS, at most 64 in flight per QP.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -24,7 +24,7 @@
 
 #include "progs_common.h"
 
-enum { MSG = 64, SLOT = 128, DEPTH = 1024, MAX_CQ = 16, QKEY = 0x1a2b3c4d };
+enum { MAX_MSG = 4096, SLOT = 40 + MAX_MSG, DEPTH = 1024, MAX_CQ = 16, QKEY = 0x1a2b3c4d };
 
 static const uint8_t key[40] = { 0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
 				 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
@@ -175,17 +175,17 @@ static int recv_main(const char *dev, int rss, int secs)
 	return 0;
 }
 
-static int send_main(const char *dev, const char *dip, uint32_t qpn, int secs, unsigned int nqps)
+static int send_main(const char *dev, const char *dip, uint32_t qpn, int secs, unsigned int nqps, uint32_t bytes)
 {
 	union ibv_gid gid, dgid;
 	int gid_idx;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	static uint8_t buf[MSG];
+	static uint8_t buf[MAX_MSG];
 	struct ibv_qp *qps[64];
 	unsigned int out[64] = { 0 };
 
-	if (nqps == 0 || nqps > 64 || gid_from_ipv4(dip, &dgid) || open_with_gid(dev, &ctx, &pd, &gid, &gid_idx))
+	if (nqps == 0 || nqps > 64 || bytes == 0 || bytes > MAX_MSG || gid_from_ipv4(dip, &dgid) || open_with_gid(dev, &ctx, &pd, &gid, &gid_idx))
 		return 2;
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), 0);
@@ -210,7 +210,7 @@ static int send_main(const char *dev, const char *dip, uint32_t qpn, int secs, u
 
 	while (now() < end) {
 		for (unsigned int i = 0; i < nqps; i++) {
-			struct ibv_sge s = { (uintptr_t)buf, MSG, mr->lkey };
+			struct ibv_sge s = { (uintptr_t)buf, bytes, mr->lkey };
 			struct ibv_send_wr wr = { .wr_id = i, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
 						  .send_flags = IBV_SEND_SIGNALED,
 						  .wr.ud = { .ah = ah, .remote_qpn = qpn, .remote_qkey = QKEY } },
@@ -235,9 +235,9 @@ int main(int argc, char **argv)
 	(void)failures; /* a measurement: it checks nothing */
 	if (argc == 5 && !strcmp(argv[1], "recv"))
 		return recv_main(argv[2], !strcmp(argv[3], "rss"), atoi(argv[4]));
-	if (argc == 7 && !strcmp(argv[1], "send"))
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "send"))
 		return send_main(argv[2], argv[3], (uint32_t)strtoul(argv[4], NULL, 0), atoi(argv[5]),
-				 (unsigned int)atoi(argv[6]));
-	fprintf(stderr, "usage: %s recv DEV qp|rss SECONDS | send DEV DGID QPN SECONDS NQPS\n", argv[0]);
+				 (unsigned int)atoi(argv[6]), argc == 8 ? (uint32_t)atoi(argv[7]) : 64);
+	fprintf(stderr, "usage: %s recv DEV qp|rss SECONDS | send DEV DGID QPN SECONDS NQPS [BYTES]\n", argv[0]);
 	return 2;
 }
