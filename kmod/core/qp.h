@@ -411,9 +411,6 @@ private:
 	void mp_send_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool mp_write_imm_locked(const RxPacket &rx, sroce_env_batch *b);
 	void mp_ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
-	// An RSS QP's message goes to the WQ its hash picked (ind_table.h),
-	// after the QP's lock.
-	void rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, sroce_env_batch *b);
 	void mp_flush_locked(sroce_env_batch *b);
 
 	// ---- tx.cpp: building packets ----

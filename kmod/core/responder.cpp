@@ -206,14 +206,6 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 }
 
-// An RSS QP holds no WQE of its own: the picked WQ places and completes
-// under its own lock, and a message it cannot take is dropped, as UD does.
-// Outside the QP's lock, WQs receive in parallel, each where rx.cpp steered
-// the packet. WQs are user objects (the glue makes no kernel ones), so
-// their CQs keep no QP owner a concurrent destroy could leave dangling.
-void Qp::rss_receive(Wq &wq, const RxPacket &rx, const rss::Hash &h, sroce_env_batch *b) {
-	wq.receive_ud(rx, qpn_, owner_, h, b);
-}
 
 // ---- RC / UC ---------------------------------------------------------------------
 

@@ -47,11 +47,11 @@ static_assert(!pkey_matches(0x7fff, 0x7fff), "two limited members do not match")
 namespace {
 // A UD request for an RSS QP: true when the env took it for the CPU of the
 // picked WQ's CQ. Nothing is counted here; the packet's checks come after.
-bool steer(Device &dev, const RxPacket &rx) {
-	if (ib::opcode_info(rx.pi.hdr.bth.opcode).transport != ib::Transport::ud || (rx.pi.flags & ib::op_response))
+bool steer(Qp *qp, const RxPacket &rx) {
+	if (!qp || ib::opcode_info(rx.pi.hdr.bth.opcode).transport != ib::Transport::ud ||
+	    (rx.pi.flags & ib::op_response))
 		return false;
-	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
-	void *cq_owner = qp ? qp->rss_cq_owner(rx) : nullptr;
+	void *cq_owner = qp->rss_cq_owner(rx);
 	return cq_owner && sroce_env_rx_steer(rx.pkt, cq_owner);
 }
 } // namespace
@@ -98,8 +98,11 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered
 	}
 	u32 bth = rx.ip.bth_offset;
 	rx.payload_off = bth + rx.pi.payload_offset;
+	// Looked up once, here; the checks below still count a bad QPN after
+	// a bad ICRC or P_Key, as before.
+	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
 	// The ICRC and the copy are the work worth spreading: steer first.
-	if (!steered && steer(dev, rx))
+	if (!steered && steer(qp.get(), rx))
 		return; // the env has it, for another CPU
 	// ICRC: masked headers from the linear copy, the rest from the packet.
 	auto crc = ib::icrc_begin(ktl::Span<const u8>(hdr, bth + ib::len::bth));
@@ -117,7 +120,6 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered
 		sroce_env_pkt_free(pkt);
 		return;
 	}
-	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
 	if (!qp || !transport_matches(ib::opcode_info(rx.pi.hdr.bth.opcode).transport, rx.pi.flags & ib::op_response,
 				      qp->type())) {
 		rc.inc(SROCE_CNT_RX_BAD_QPN);
@@ -169,7 +171,13 @@ void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 		// keeps the WQ past a destroy that runs once the lock is dropped.
 		wq = ktl::RefPtr<Wq>(&rss_.pick(rx, &h));
 	}
-	rss_receive(*wq, rx, h, b);
+	// An RSS QP holds no WQE of its own: the picked WQ places and completes
+	// under its own lock (a message it cannot take is dropped, as UD does),
+	// outside the QP's, so WQs receive in parallel, each where the packet
+	// was steered. WQs are user objects (the glue makes no kernel
+	// ones), so their CQs keep no QP owner a concurrent destroy could leave
+	// dangling.
+	wq->receive_ud(rx, qpn_, owner_, h, b);
 }
 
 void *Qp::rss_cq_owner(const RxPacket &rx) {
