@@ -340,7 +340,19 @@ struct sroce_create_qp_req {
 	__u8 reserved0[2];
 	__u32 rx_default_wqn;    /* SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ: the WQ for what matches no field */
 	__u8 rx_hash_key[40];
+	/* SROCE_CREATE_QP_REQ_RSS_CHILD: a child UD QP of the consecutive-QPN
+	 * form (srocedv_create_rss_ud_qps; Documentation/rss.md): QPN
+	 * rss_block_base + rss_child_index in an aligned block of
+	 * 2^rss_block_log2 QPNs of the caller's context, receiving into the
+	 * caller's WQ rss_child_wqn (its CQ is the QP's recv_cq) instead of
+	 * an RQ. rss_block_base SROCE_RSS_BLOCK_NEW reserves a new block; the
+	 * response's qpn then says where it is. */
+	__u32 rss_child_wqn;
+	__u32 rss_block_base;
+	__u32 rss_block_log2;
+	__u32 rss_child_index;
 };
+#define SROCE_RSS_BLOCK_NEW 0xffffffffu
 /* The same bit in the QP's and the SRQ's request. */
 #define SROCE_CREATE_REQ_MP_WR (1ull << 0)
 #define SROCE_CREATE_QP_REQ_RX_HASH (1ull << 1)
@@ -352,9 +364,10 @@ struct sroce_create_qp_req {
  * QP's PD that takes the messages matching no hashed field (srocedv's
  * SROCEDV_QP_INIT_ATTR_RSS_DEFAULT_WQ); destroying it is EBUSY meanwhile. */
 #define SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ (1ull << 3)
+#define SROCE_CREATE_QP_REQ_RSS_CHILD (1ull << 4)
 #define SROCE_CREATE_QP_REQ_MASK                                                                   \
 	(SROCE_CREATE_REQ_MP_WR | SROCE_CREATE_QP_REQ_RX_HASH | SROCE_CREATE_QP_REQ_RSS_PAYLOAD |  \
-	 SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ)
+	 SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ | SROCE_CREATE_QP_REQ_RSS_CHILD)
 /* The values are kmod/core/core.h's sroce_core_rss_func. */
 enum sroce_rx_hash_function {
 	SROCE_RX_HASH_TOEPLITZ = 0,

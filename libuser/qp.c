@@ -94,7 +94,7 @@ static struct ibv_qp *sroce_create_qp_common(struct ibv_context *ctx,
 	/* An RSS QP has no RQ, and no SQ without max_send_wr. */
 	if (drv->sq.bytes)
 		err = sroce_ring_map(&qp->sq, ctx->cmd_fd, &drv->sq, sizeof(struct sroce_wqe));
-	if (!err && !attr->srq && attr->qp_type != IBV_QPT_XRC_SEND && !rss)
+	if (!err && !attr->srq && attr->qp_type != IBV_QPT_XRC_SEND && !rss && drv->rq.bytes)
 		err = sroce_ring_map(&qp->rq, ctx->cmd_fd, &drv->rq, sizeof(struct sroce_wqe));
 	if (err)
 		goto err_unmap;
@@ -437,10 +437,13 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 
-	/* With an SRQ the QP has no RQ; a QP in RESET takes no receives. */
-	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
+	/* With an SRQ the QP has no RQ; a QP in RESET takes no receives. A
+	 * child of the consecutive-QPN form posts into its WQ. */
+	if ((!qp->rq.map && !qp->rwq) || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	if (qp->rwq)
+		return sroce_post_wq_recv(&qp->rwq->ibv_wq, wr, bad_wr);
 	return sroce_post_recv_list(&qp->rq, qp->max_recv_sge, wr, bad_wr);
 }

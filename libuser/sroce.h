@@ -145,6 +145,7 @@ struct sroce_qp {
 	struct verbs_qp vqp;       /* vqp.qp is the ibv_qp; vqp.qp_ex the builders */
 	struct sroce_uring sq;     /* user produces, kernel consumes; unmapped for an XRC target */
 	struct sroce_uring rq;     /* unmapped (map == NULL) with an SRQ, and for XRC */
+	struct sroce_wq *rwq;      /* a child of the consecutive-QPN form (rss_qps.c): its WQ, in place of an RQ */
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;

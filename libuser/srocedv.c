@@ -106,9 +106,11 @@ struct ibv_qp *srocedv_create_qp(struct ibv_context *ibctx, struct ibv_qp_init_a
 				 struct srocedv_qp_init_attr *sroce_attr)
 {
 	struct sroce_create_qp_req req = { .comp_mask = sroce_attr ? sroce_attr->comp_mask : 0 };
-	/* RX_HASH is the provider's own, from an RSS QP's rx_hash_conf. */
+	/* RX_HASH (from an RSS QP's rx_hash_conf) and RSS_CHILD
+	 * (srocedv_create_rss_ud_qps) are the provider's own. */
 	int err = srocedv_create_check(ibctx, qp_attr, req.comp_mask,
-				       SROCE_CREATE_QP_REQ_MASK & ~SROCE_CREATE_QP_REQ_RX_HASH);
+				       SROCE_CREATE_QP_REQ_MASK &
+					       ~(SROCE_CREATE_QP_REQ_RX_HASH | SROCE_CREATE_QP_REQ_RSS_CHILD));
 	struct ibv_qp *qp;
 
 	if (!err && sroce_attr)

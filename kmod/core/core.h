@@ -228,8 +228,9 @@ int sroce_core_wq_modify(struct sroce_core_wq *wq, unsigned int state, int cur_s
 unsigned int sroce_core_wq_state(struct sroce_core_wq *wq);
 int sroce_core_wq_post_recv(struct sroce_core_wq *wq, const struct sroce_wqe *wqe,
 			    const struct sroce_sge *sge);
-/* Non-zero while a live RSS QP names the WQ as its default (destroy is
- * then EBUSY; ib_core counts only the tables that hold a WQ). */
+/* Non-zero while a live RSS QP names the WQ as its default or a child QP
+ * receives into it (destroy is then EBUSY; ib_core counts only the tables
+ * that hold a WQ). */
 int sroce_core_wq_busy(struct sroce_core_wq *wq);
 /* wqs: 2^log_size WQs of the device (-EINVAL otherwise, or above
  * SROCE_MAX_RWQ_IND_TABLE_LOG). The table holds a reference on each. */
@@ -251,6 +252,19 @@ struct sroce_core_rss_init {
 	unsigned int headers;    /* enum sroce_core_rss_headers */
 	unsigned int key_len;    /* 40 for Toeplitz; ignored by XOR */
 	unsigned char key[40];
+};
+
+/* A child UD QP of the seed's consecutive-QPN form (srocedv_create_rss_ud_qps,
+ * Documentation/rss.md): numbered base + index in an aligned block of
+ * 2^block_log2 QPNs of its context, receiving into the context's WQ wqn
+ * (of the QP's PD, with the QP's receive CQ as its CQ, no other child's)
+ * instead of an RQ. What an RSS QP places in that WQ then names the child. */
+#define SROCE_CORE_RSS_BLOCK_NEW 0xffffffffu /* block_base: reserve a new block */
+struct sroce_core_rss_child {
+	unsigned int wqn;
+	unsigned int block_base;
+	unsigned int block_log2;
+	unsigned int index;
 };
 
 /* Queue pairs. XRC (IBTA annex A14): an initiator (XRC_INI) is a send-only
@@ -289,6 +303,8 @@ struct sroce_core_qp_init {
 	/* UD only: an RSS QP, which has no RQ of its own (rq_ring NULL, no
 	 * SRQ) and receives into the table's WQs. NULL: an ordinary QP. */
 	const struct sroce_core_rss_init *rss;
+	/* UD only: a child of the consecutive-QPN form (no RQ, no SRQ). */
+	const struct sroce_core_rss_child *rss_child;
 };
 int sroce_core_qp_create(struct sroce_core_dev *dev, const struct sroce_core_qp_init *init,
 			 struct sroce_core_qp **out);

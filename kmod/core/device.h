@@ -68,6 +68,7 @@ struct DeviceCounts {
 	BoundedCount srqs;
 	BoundedCount wqs;
 	BoundedCount ind_tables;
+	BoundedCount qpn_blocks;
 	BoundedCount mrs;
 	BoundedCount mws;
 	BoundedCount ahs;

@@ -51,6 +51,31 @@ ktl::Result<u32> IdAllocator::alloc(u32 reserve) {
 	return Error::from_errno(err::nospc);
 }
 
+ktl::Result<u32> IdAllocator::alloc_block(u32 log2, u32 reserve) {
+	if (log2 >= 31)
+		return Error::from_errno(err::inval);
+	u32 n = 1u << log2;
+	ktl::Guard g(lock_);
+	if (count_ - in_use_ < n || count_ - in_use_ - n < reserve)
+		return Error::from_errno(err::nospc);
+	// Aligned numbers, not bits: min_ need not be aligned. First fit: a
+	// block is rare (created once per RSS set) and the scan is bounded by
+	// the range.
+	u64 first = (u64(min_) + n - 1) & ~u64(n - 1);
+	for (u64 base = first; base + n - 1 <= u64(min_) + count_ - 1; base += n) {
+		u32 b0 = u32(base - min_), free_run = 0;
+		while (free_run < n && !test_locked(b0 + free_run))
+			free_run++;
+		if (free_run < n)
+			continue;
+		for (u32 i = 0; i < n; i++)
+			words_[(b0 + i) / bits_per_word] |= 1ull << ((b0 + i) % bits_per_word);
+		in_use_ += n;
+		return u32(base);
+	}
+	return Error::from_errno(err::nospc);
+}
+
 void IdAllocator::free(u32 id) {
 	ktl::Guard g(lock_);
 	u32 bit = id - min_;

@@ -16,6 +16,11 @@ public:
 	// -ENOSPC unless more than `reserve` numbers are free: a caller that
 	// passes a reserve cannot take the last ones (param::reserve).
 	ktl::Result<u32> alloc(u32 reserve = 0);
+	// 2^log2 consecutive numbers whose first is a multiple of 2^log2 (the
+	// seed's aligned QPN range, Documentation/rss.md), all taken at once,
+	// each given back with free(). -ENOSPC as alloc(), or when no aligned
+	// run is free.
+	ktl::Result<u32> alloc_block(u32 log2, u32 reserve = 0);
 	// Freeing a number that is not allocated is a core bug: warned, ignored.
 	void free(u32 id);
 	u32 in_use() const { return in_use_; }

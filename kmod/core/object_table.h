@@ -41,6 +41,10 @@ public:
 		slots_[id] = obj;
 		return {};
 	}
+	// An aligned block of 2^log2 numbers taken from the allocator for
+	// insert_at; each goes back with release().
+	ktl::Result<u32> reserve_block(u32 log2, u32 reserve) { return ids_.alloc_block(log2, reserve); }
+	void release(u32 id) { ids_.free(id); }
 	void remove(u32 id, T *obj, bool allocated = true) {
 		{
 			ktl::Guard g(lock_);

@@ -105,6 +105,10 @@ constexpr u32 max_wq_wr = SROCE_MAX_WQ_WR;
 constexpr u32 max_wq_sge = SROCE_MAX_WQ_SGE;
 constexpr u32 max_ind_table = SROCE_MAX_RWQ_IND_TABLE;
 constexpr u32 max_ind_table_log = SROCE_MAX_RWQ_IND_TABLE_LOG;
+// Consecutive-QPN blocks (qpn_block.h) per device: each holds up to
+// 2^max_ind_table_log numbers whatever its live children, so their count
+// bounds what unclaimed numbers can keep from everyone else.
+constexpr u32 max_qpn_blocks = 64;
 constexpr u32 max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 constexpr u32 max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
 constexpr u32 max_pkeys = SROCE_MAX_PKEYS;
@@ -153,6 +157,13 @@ constexpr u64 rnr_wait_floor_ns = 10000;
 // response was lost, not reordered: ask again from the gap at once instead
 // of waiting for the retry timer (TCP's three duplicate ACKs).
 constexpr u32 read_gap_resend_after = 3;
+// A spurious request raises the READ gap threshold past the reordering it
+// met, up to reo_thresh_max (Linux TCP's adaptive dupthresh, tp->reordering);
+// after reo_decay_requests requests in a row not spurious it starts over.
+constexpr u32 reo_thresh_max = 128;
+constexpr u32 reo_decay_requests = 16;
+static_assert(read_gap_resend_after <= reo_thresh_max && reo_thresh_max <= max_unacked_pkts,
+	      "a threshold a window can reach");
 // The tail-loss probe (retry.cpp) waits a few measured round trips, but
 // not less than probe_min_ns: the answer is softirq work on the peer, late
 // by a scheduling delay or a timer tick. A probe is only armed when it

@@ -51,6 +51,14 @@ ktl::Result<void> check_init(const sroce_core_qp_init &in) {
 		return Error::from_errno(err::opnotsupp);
 	if (in.rss)
 		return check_rss_init(in);
+	// A child of the consecutive-QPN form (qpn_block.cpp): a user UD QP
+	// whose receive side is a WQ (checked at numbering), no RQ of its own.
+	if (in.rss_child) {
+		if (in.qp_type != ib::qpt_ud || !in.uctx || in.xrcd || !in.pd || !in.recv_cq || in.srq || in.rq_ring ||
+		    in.max_recv_sge || in.mp_wr_buffer_sz || in.mp_packet_align_sz)
+			return Error::from_errno(err::inval);
+		return check_send_side(in);
+	}
 	// An XRC target is its domain alone; everyone else has no domain.
 	if (in.qp_type == ib::qpt_xrc_tgt) {
 		if (!in.xrcd || in.pd || in.send_cq || in.recv_cq || in.srq || in.sq_ring || in.rq_ring ||
@@ -128,6 +136,8 @@ ktl::Result<void> Qp::init(const sroce_core_qp_init &in) {
 	if (type_ == ib::qpt_gsi) {
 		TRY(dev_->qps().insert_at(param::gsi_qpn, this));
 		qpn_ = param::gsi_qpn;
+	} else if (in.rss_child) {
+		TRY(init_rss_child(*in.rss_child, in));
 	} else {
 		qpn_ = TRY(dev_->qps().insert(this));
 	}
@@ -162,7 +172,9 @@ void Qp::destroy() {
 	// reads it only while the QP is on its list.
 	if (polled_)
 		dev_->sq_poller().remove(*this);
-	if (qpn_)
+	if (block_)
+		detach_rss_child();
+	else if (qpn_)
 		dev_->qps().remove(qpn_, this, qpn_ != param::gsi_qpn);
 	{
 		ktl::Guard g(lock_);

@@ -17,6 +17,7 @@
 #include "packet.h"
 #include "param.h"
 #include "pd.h"
+#include "qpn_block.h"
 #include "recv_queue.h"
 #include "ring.h"
 #include "sq_poller.h"
@@ -182,6 +183,16 @@ struct CompleterState {
 	bool read_gap_resent = false;
 	u32 read_gap_psn = 0;
 	u32 read_gap_probes = 0;     // tail-loss probes sent before that
+	u64 read_gap_resent_ns = 0;  // when a READ gap was last asked for again
+	// The reordering a READ gap may be (retry.cpp): responses beyond it
+	// before it is asked for again, raised past each spurious request's
+	// distance, back to param::read_gap_resend_after after
+	// param::reo_decay_requests requests in a row not spurious. gap_ahead: the farthest response
+	// seen beyond the gap at gap_psn.
+	u32 reo_thresh = param::read_gap_resend_after;
+	u32 reo_requests = 0;
+	u32 gap_psn = 0;
+	u32 gap_ahead = 0;
 	bool timer_armed = false;
 	LossRecovery rec;
 };
@@ -249,6 +260,8 @@ public:
 	// An RSS QP's request (rx.cpp's receive steering): the glue's owner of
 	// the CQ of the WQ it would go to; null for another QP or a dead one.
 	void *rss_cq_owner(const RxPacket &rx);
+	// A child UD QP of the consecutive-QPN form: its block (null otherwise).
+	QpnBlock *qpn_block() const { return block_.get(); }
 	// A UD message's receive, shared by a UD QP's own queue and an RSS
 	// work queue (wq.h): its GRH area and payload scattered into w's SGEs
 	// (checked against pdn), giving the completion status; and the
@@ -278,6 +291,8 @@ private:
 	void sq_poll_drain(sroce_env_batch *b);
 	~Qp();
 	ktl::Result<void> init(const sroce_core_qp_init &init);
+	ktl::Result<void> init_rss_child(const sroce_core_rss_child &c, const sroce_core_qp_init &in);
+	void detach_rss_child();
 
 	// ---- qp_attr.cpp: attributes ----
 	ktl::Result<void> check_modify_locked(const sroce_core_qp_attr &attr, u32 mask) const;
@@ -358,6 +373,7 @@ private:
 	void rtt_sent_locked(u32 psn, bool ack_req);
 	void rtt_answered_locked(u32 psn);
 	void resend_read_gap_locked(u32 ahead);
+	void read_gap_filled_locked(u32 psn);
 	// completions and flush
 	void complete_send_locked(SendWqe &w, sroce_env_batch *b);
 	bool post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b);
@@ -476,6 +492,10 @@ private:
 	ResponderState resp_;
 	QpRecv recvq_;
 	RssContext rss_; // an RSS QP's (immutable after init); rss_.table null otherwise
+	// A child's (qpn_block.cpp), immutable after init: its block, and the
+	// WQ it receives into in place of an RQ.
+	ktl::RefPtr<QpnBlock> block_;
+	ktl::RefPtr<Wq> rwq_;
 
 	sroce_env_timer *timer_ = nullptr;
 	bool ack_due_ = false;       // SROCE_SQ_ACK_DUE as last written to a user SQ

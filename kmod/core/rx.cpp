@@ -45,8 +45,8 @@ static_assert(!pkey_matches(0x7fff, 0x7fff), "two limited members do not match")
 } // namespace
 
 namespace {
-// A UD request for an RSS QP: true when the env took it for the CPU of the
-// picked WQ's CQ. Nothing is counted here; the packet's checks come after.
+// A UD request for an RSS QP or a child of the consecutive-QPN form: true
+// when the env took it for the CPU of the picked (or the child's) WQ's CQ. Nothing is counted here; the packet's checks come after.
 bool steer(Qp *qp, const RxPacket &rx) {
 	if (!qp || ib::opcode_info(rx.pi.hdr.bth.opcode).transport != ib::Transport::ud ||
 	    (rx.pi.flags & ib::op_response))
@@ -159,17 +159,19 @@ void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 			on_response_locked(rx, b);
 			return;
 		}
-		if (!rss_.table) {
+		if (!rss_.table && !rwq_) {
 			on_request_locked(rx, b);
 			return;
 		}
-		// An RSS QP (UD: rx_packet matched the transport). A wrong Q_Key
-		// is silently dropped (IBTA 10.2.5), as ud_receive_locked does.
+		// An RSS QP or a child of the consecutive-QPN form (UD:
+		// rx_packet matched the transport). A wrong Q_Key is silently
+		// dropped (IBTA 10.2.5), as ud_receive_locked does.
 		if (!recv_allowed() || rx.pi.hdr.deth.qkey != qkey_)
 			return;
 		// The table, and so the WQ, stays while the QP does; the reference
 		// keeps the WQ past a destroy that runs once the lock is dropped.
-		wq = ktl::RefPtr<Wq>(&rss_.pick(rx, &h));
+		// A child's message carries no hash (kind none).
+		wq = rwq_ ? rwq_ : ktl::RefPtr<Wq>(&rss_.pick(rx, &h));
 	}
 	// An RSS QP holds no WQE of its own: the picked WQ places and completes
 	// under its own lock (a message it cannot take is dropped, as UD does),
@@ -181,6 +183,8 @@ void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 }
 
 void *Qp::rss_cq_owner(const RxPacket &rx) {
+	if (rwq_) // a child: where its WQ's completions go (set before numbering)
+		return rwq_->cq().owner();
 	if (!rss_.table) // set before the QP is numbered, never changed
 		return nullptr;
 	ktl::Guard g(lock_);

@@ -117,6 +117,10 @@ void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::H
 		counts_.not_ready++;
 		return;
 	}
+	if (child_qpn_) {
+		qp_num = child_qpn_;
+		qp_owner = child_owner_;
+	}
 	auto r = rq_.take(wqe_);
 	int e = r.is_error() ? r.error().errno_value() : 0;
 	if (e == err::again) {
@@ -139,6 +143,30 @@ void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::H
 	cq_->post(c, qp_owner, rx.pi.hdr.bth.se, b);
 	if (e)
 		fatal_locked(b);
+}
+
+ktl::Result<void> Wq::bind_child(u32 qpn, void *owner) {
+	ktl::Guard g(lock_);
+	if (child_qpn_ || dead_)
+		return Error::from_errno(err::busy);
+	child_qpn_ = qpn;
+	child_owner_ = owner;
+	return {};
+}
+
+void Wq::unbind_child(u32 qpn) {
+	ktl::Guard g(lock_);
+	if (child_qpn_ == qpn) {
+		child_qpn_ = 0;
+		child_owner_ = nullptr;
+	}
+}
+
+bool Wq::busy() {
+	if (default_users.load(ktl::MemoryOrder::acquire))
+		return true;
+	ktl::Guard g(lock_);
+	return child_qpn_ != 0;
 }
 
 void Wq::fatal_locked(sroce_env_batch *b) {

@@ -42,6 +42,12 @@ public:
 	const void *uctx() const { return uctx_; }
 	// RSS QPs that name it as their default WQ (RssContext).
 	ktl::Atomic<u32> default_users{0};
+	// The child UD QP (qpn, its owner) that receives into it (qpn_block.cpp);
+	// what an RSS QP places here then names the child. -EBUSY when bound.
+	ktl::Result<void> bind_child(u32 qpn, void *owner);
+	void unbind_child(u32 qpn);
+	// Destroy waits: an RSS QP names it as default, or a child receives into it.
+	bool busy();
 	u32 pdn() const { return pd_->pdn(); }
 	Device &device() const { return *dev_; }
 	CompletionQueue &cq() const { return *cq_; }
@@ -72,6 +78,8 @@ private:
 	RecvWqe wqe_;       // guarded by lock_: the one being placed
 	u32 state_ = 0;     // guarded by lock_: enum ib_wq_state
 	bool dead_ = false; // guarded by lock_
+	u32 child_qpn_ = 0;        // guarded by lock_: 0 when no child is bound
+	void *child_owner_ = nullptr; // guarded by lock_
 	sroce_core_wq_view counts_{}; // guarded by lock_
 };
 

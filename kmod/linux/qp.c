@@ -78,7 +78,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	struct sroce_create_qp_resp resp = {};
 	struct sroce_create_qp_req req;
 	struct sroce_core_qp_init qi = {};
-	struct sroce_core_rss_init ri;
+	struct sroce_rss_req rr;
 	unsigned int stride;
 
 	bool tgt = init->qp_type == IB_QPT_XRC_TGT;
@@ -95,9 +95,10 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 				 offsetof(struct sroce_create_qp_resp, mp_wr_buffer_sz)) ?:
 	      sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, rq, sizeof(resp));
 	if (!err && (init->rwq_ind_tbl || (req.comp_mask & ~SROCE_CREATE_REQ_MP_WR)))
-		err = init->rwq_ind_tbl ? sroce_rss_init(init, &req, &ri) : -EINVAL;
+		err = sroce_rss_init(init, &req, &rr, &qi);
 	if (err)
 		return err;
+	rq = rq && !qi.rss_child; /* a child receives into its WQ */
 	if (tgt)
 		return sroce_create_xrc_tgt(qp, init);
 
@@ -121,7 +122,6 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, str
 	qi.port = 1;
 	qi.pd = to_spd(ibqp->pd)->core;
 	qi.send_cq = sq ? to_scq(init->send_cq)->core : NULL;
-	qi.rss = init->rwq_ind_tbl ? &ri : NULL;
 	qi.recv_cq = init->recv_cq ? to_scq(init->recv_cq)->core : NULL;
 	qi.srq = init->srq ? to_ssrq(init->srq)->core : NULL;
 	qi.max_send_sge = sq ? cap->max_send_sge : 0;

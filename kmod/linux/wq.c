@@ -166,10 +166,24 @@ static int sroce_destroy_rwq_ind_table(struct ib_rwq_ind_table *ibtbl)
 }
 
 int sroce_rss_init(const struct ib_qp_init_attr *init, const struct sroce_create_qp_req *req,
-		   struct sroce_core_rss_init *ri)
+		   struct sroce_rss_req *r, struct sroce_core_qp_init *qi)
 {
-	if (!(req->comp_mask & SROCE_CREATE_QP_REQ_RX_HASH))
-		return -EINVAL; /* a table without the hashing to spread by */
+	struct sroce_core_rss_init *ri = &r->ri;
+
+	if (req->comp_mask & SROCE_CREATE_QP_REQ_RSS_CHILD) {
+		if (init->rwq_ind_tbl || init->qp_type != IB_QPT_UD ||
+		    req->comp_mask != SROCE_CREATE_QP_REQ_RSS_CHILD)
+			return -EINVAL;
+		/* Checked against the caller's context by the core. */
+		r->rc.wqn = req->rss_child_wqn;
+		r->rc.block_base = req->rss_block_base;
+		r->rc.block_log2 = req->rss_block_log2;
+		r->rc.index = req->rss_child_index;
+		qi->rss_child = &r->rc;
+		return 0;
+	}
+	if (!init->rwq_ind_tbl || !(req->comp_mask & SROCE_CREATE_QP_REQ_RX_HASH))
+		return -EINVAL; /* hashing without a table, or a table without hashing */
 	if (req->reserved0[0] || req->reserved0[1])
 		return -EOPNOTSUPP;
 	if (!(req->comp_mask & SROCE_CREATE_QP_REQ_RSS_DEFAULT_WQ) != !req->rx_default_wqn)
@@ -182,6 +196,7 @@ int sroce_rss_init(const struct ib_qp_init_attr *init, const struct sroce_create
 	ri->headers = req->comp_mask & SROCE_CREATE_QP_REQ_RSS_PAYLOAD ? SROCE_CORE_RSS_PAYLOAD : SROCE_CORE_RSS_OUTER;
 	ri->key_len = req->rx_hash_key_len;
 	memcpy(ri->key, req->rx_hash_key, sizeof(ri->key));
+	qi->rss = ri;
 	return 0;
 }
 

@@ -228,6 +228,58 @@ int srocedv_modify_cq_vector(struct ibv_cq *cq, uint32_t hid);
 int srocedv_query_cq_vector(struct ibv_cq *cq, uint32_t *hid);
 
 /*
+ * The seed's consecutive-QPN form of RSS (002-B; Documentation/rss.md):
+ * 2^log2 child UD QPs with consecutive QP numbers, the first a multiple of
+ * 2^log2, and an RSS context QP that spreads what is sent to its own QPN
+ * over them by the hash of rx_hash_conf (as an RSS QP of
+ * ibv_create_qp_ex). Child i receives into a WQ of its own whose CQ is
+ * recv_cqs[i] (ibv_post_recv on the child posts there, without a system
+ * call); a message sent to the child's own QPN lands there too. Every
+ * completion names the child (qp_num = base_qpn + i), with the hash when
+ * it came through the context QP (srocedv_wc_read_rss_hash). Each child
+ * sends as any UD QP; so does the context QP with cap.max_send_wr > 0.
+ * All QPs start in RESET: move each through INIT, RTR and RTS with
+ * ibv_modify_qp. The same machinery as the WQ form, not a second one.
+ */
+enum srocedv_rss_ud_qps_flags {
+	SROCEDV_RSS_UD_QPS_PAYLOAD = 1 << 0, /* hash the payload's headers (SROCEDV_QP_INIT_ATTR_RSS_PAYLOAD) */
+	SROCEDV_RSS_UD_QPS_DEFAULT = 1 << 1, /* default_index: the seed's default QP */
+};
+
+struct srocedv_rss_ud_qps_attr {
+	uint64_t comp_mask;             /* none defined: 0 */
+	uint32_t log2;                  /* 2^log2 children, log2 at most 8 */
+	uint32_t flags;                 /* enum srocedv_rss_ud_qps_flags */
+	uint32_t default_index;         /* SROCEDV_RSS_UD_QPS_DEFAULT: the child for what matches no field */
+	struct ibv_cq *send_cq;         /* every QP's */
+	struct ibv_cq **recv_cqs;       /* 2^log2 of them: child i's */
+	struct ibv_qp_cap cap;          /* each child's; max_recv_* size its WQ */
+	struct ibv_rx_hash_conf rx_hash_conf;
+	void *qp_context;               /* every QP's */
+};
+
+struct srocedv_rss_ud_qps {
+	struct ibv_qp *context_qp;      /* send to its QPN: spread over the children */
+	struct ibv_qp **qps;            /* qps[i] has QP number base_qpn + i */
+	uint32_t base_qpn;
+	uint32_t log2;
+	/* The provider's: the children's WQs and their table. */
+	struct ibv_wq **wqs;
+	struct ibv_rwq_ind_table *table;
+};
+
+/* The set, or NULL with errno set: EINVAL for a bad attribute, EOPNOTSUPP
+ * when pd is not sroce's or comp_mask has an unknown bit, ENOSPC when no
+ * aligned range of QP numbers is free, otherwise what the QP, WQ and table
+ * creations give. */
+struct srocedv_rss_ud_qps *srocedv_create_rss_ud_qps(struct ibv_pd *pd, const struct srocedv_rss_ud_qps_attr *attr);
+/* Destroys the context QP, the children, the table and the WQs, in that
+ * order, and frees the set: 0, or the errno of the first destroy that
+ * failed; what was destroyed before it is NULL in the set, and a second
+ * call goes on from there. */
+int srocedv_destroy_rss_ud_qps(struct srocedv_rss_ud_qps *set);
+
+/*
  * srocedv_create_qp - ibv_create_qp_ex with sroce attributes (sroce_attr may
  * be NULL: none). Returns the QP, or NULL with errno set: EOPNOTSUPP if the
  * context is not sroce or sroce_attr->comp_mask has an unknown bit, EINVAL
