@@ -220,6 +220,7 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	}
 	u32 answered_before = wqe_requests_answered(w, u32(psn_diff(psn, w.first_psn)));
+	read_gap_filled_locked(psn);
 	comp_.unacked_psn = psn_add(psn, 1);
 	while (comp_.ooo_mask & 1) {
 		comp_.ooo_mask >>= 1;

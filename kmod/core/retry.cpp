@@ -112,16 +112,56 @@ void Qp::rtt_answered_locked(u32 psn) {
 // After a probe one response beyond the gap is enough, and a gap already
 // asked for is asked for again: the stream had stopped, so the gap is no
 // reordering, and the resend was lost too.
+//
+// Otherwise a gap is a loss only once reo_thresh responses came beyond it,
+// and a round trip has passed since the last such request (responses sent
+// before it still come, beyond any gap, for up to a round trip; a queue's
+// delay is in the estimate). The threshold starts at
+// param::read_gap_resend_after, grows past the distance each spurious
+// request met (read_gap_filled_locked), and starts over after
+// param::reo_decay_requests requests in a row that were not. Each request makes the responder
+// stream the rest of the window again (later READs restart with it, IBTA
+// go-back-N), so asking on mere reordering multiplied what it sent:
+// responses leaving a veth peer from both CPUs, through two receive
+// backlogs, came reordered by dozens, and ib_read_bw -a sent 3.5 times the
+// data until its backlog overflowed (80-transport on the debug kernel;
+// test_transport_read_reorder.cpp).
 void Qp::resend_read_gap_locked(u32 ahead) {
 	u32 probes = comp_.rec.probes;
-	if (ahead < (probes ? 1 : param::read_gap_resend_after) ||
+	u64 now = sroce_env_now_ns();
+	if (comp_.gap_psn != comp_.unacked_psn) {
+		comp_.gap_psn = comp_.unacked_psn;
+		comp_.gap_ahead = 0;
+	}
+	comp_.gap_ahead = ktl::max(comp_.gap_ahead, ahead);
+	u64 rtt = comp_.rec.srtt_ns ? comp_.rec.srtt_ns : param::probe_initial_ns;
+	bool too_soon = comp_.read_gap_resent && now - comp_.read_gap_resent_ns < rtt;
+	if (ahead < (probes ? 1 : comp_.reo_thresh) || (!probes && too_soon) ||
 	    (comp_.read_gap_resent && comp_.read_gap_psn == comp_.unacked_psn && comp_.read_gap_probes == probes))
 		return;
 	comp_.read_gap_resent = true;
 	comp_.read_gap_psn = comp_.unacked_psn;
 	comp_.read_gap_probes = probes;
+	comp_.read_gap_resent_ns = now;
+	if (++comp_.reo_requests >= param::reo_decay_requests) {
+		comp_.reo_requests = 0;
+		comp_.reo_thresh = param::read_gap_resend_after;
+	}
 	count(SROCE_CNT_READ_GAP_RESENDS);
 	rewind_locked(comp_.unacked_psn);
+}
+
+// The response at psn, the gap asked for, came. Sooner than half a round
+// trip after the request it cannot be the answer: it was only late, the
+// request spurious, and the threshold grows past how far it was overtaken.
+void Qp::read_gap_filled_locked(u32 psn) {
+	if (!comp_.read_gap_resent || psn != comp_.read_gap_psn || psn != comp_.gap_psn)
+		return;
+	u64 rtt = comp_.rec.srtt_ns ? comp_.rec.srtt_ns : param::probe_initial_ns;
+	if (sroce_env_now_ns() - comp_.read_gap_resent_ns < rtt / 2) {
+		comp_.reo_thresh = ktl::min(ktl::max(comp_.reo_thresh, comp_.gap_ahead + 1), param::reo_thresh_max);
+		comp_.reo_requests = 0;
+	}
 }
 
 // Nothing answered for a few round trips: the newest packet sent goes out
