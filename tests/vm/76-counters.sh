@@ -10,13 +10,18 @@
 #   4. h1 - bridge (namespace r) - h2, netem loss 5% on the bridge port to
 #      h2 (ACKs spared); a capture on the bridge port from h1 sees every packet h1 sends
 #      before the loss. h1's retrans_pkts must equal the PSNs sroce-dump
-#      --flows counts as retransmitted in h1's flows. Bound: the capture
-#      starts before the first packet and stops after the last, so no packet
-#      is in flight at either end: the bound is 0, provided the capture lost
-#      nothing: the kernel dropped none of it (sroce-dump's report) and n1's
-#      flows, captured before the loss, have no gap. (An earlier run with a
-#      2 MiB capture buffer missed 53 of n1's packets and counted 3 fewer
-#      retransmissions.)
+#      --flows counts as retransmitted in h1's flows, within a bound. The
+#      capture starts before the first packet and stops after the last, so
+#      no packet is in flight at either end, and the kernel must report no
+#      capture drop. sroce-dump counts every packet whose PSN goes backwards,
+#      so a packet that overtook an earlier one on the way to the capture
+#      (the debug kernel reorders across the two CPUs' backlogs) counts once
+#      as a gap's missing PSN and once as "retransmitted" when the late one
+#      arrives. So: fr - missing <= retrans_pkts <= fr, for each direction.
+#      (Seen on the debug kernel: n1 missing 6, fr 219, retrans_pkts 213;
+#      n2 missing 11, fr 54, retrans_pkts 43. An earlier run with a 2 MiB
+#      capture buffer missed 53 of n1's packets and counted 3 fewer
+#      retransmissions; the kernel's drop report now catches that.)
 # vm-timeout: 300
 . "$(dirname "$0")/lib.sh"
 DUMP=$TOP/build/user/sroce-dump
@@ -182,36 +187,33 @@ dns=$(($(ctr sroce4 nak_sent_psn_seq) - ns0))
 "$DUMP" -r "$work/loss.pcap" --flows >"$work/flows.txt" 2>&1
 "$DUMP" -r "$work/loss.pcap" --flows --json >"$work/flows.json" 2>&1
 grep '^flow' "$work/flows.txt" | sed 's/^/    /'
-# flow_retrans SRC: PSNs retransmitted in the flows from SRC.
-flow_retrans() {
+# flow_sum SRC FIELD: FIELD summed over the flows from SRC.
+flow_sum() {
 	python3 -c '
 import json, sys
 n = 0
 for l in open(sys.argv[1]):
     o = json.loads(l)
     if o.get("flow") and o["src"] == sys.argv[2]:
-        n += o["retransmitted"]
-print(n)' "$work/flows.json" "$1"
+        n += o[sys.argv[3]]
+print(n)' "$work/flows.json" "$1" "$2"
 }
 log "  capture: $(tail -1 "$work/dump.err")"
 check "the capture lost nothing (kernel drops 0)" grep -q ' 0 dropped by kernel$' "$work/dump.err"
-check "n1's flows, captured before the loss, have no gap" python3 -c '
-import json, sys
-for l in open(sys.argv[1]):
-    o = json.loads(l)
-    if o.get("flow") and o["src"] == "10.0.77.1":
-        assert o["gaps"] == 0, o
-' "$work/flows.json"
-fr=$(flow_retrans 10.0.77.1)
-fr4=$(flow_retrans 10.0.77.2)
+fr=$(flow_sum 10.0.77.1 retransmitted)
+fr4=$(flow_sum 10.0.77.2 retransmitted)
+m=$(flow_sum 10.0.77.1 missing_psns)
+m4=$(flow_sum 10.0.77.2 missing_psns)
 log "  netem on rb: $(tc -n r -s qdisc show dev rb | grep -A1 netem | grep -o 'dropped [0-9]*')"
 log "  sroce3: retrans_pkts +$dr, retrans_timeouts +$dt, nak_rcvd_psn_seq +$dn; sroce4 nak_sent_psn_seq +$dns"
-log "  sroce-dump --flows: $fr PSNs retransmitted in n1's flows"
+log "  sroce-dump --flows: $fr PSNs retransmitted in n1's flows ($m missing), $fr4 in n2's ($m4 missing)"
 check "loss caused retransmissions" test "$dr" -gt 0
-check "rdma statistic retrans_pkts ($dr) == sroce-dump --flows retransmitted ($fr), bound 0" test "$dr" -eq "$fr"
+check "rdma statistic retrans_pkts ($dr) == sroce-dump --flows retransmitted ($fr), less at most the $m late PSNs" \
+	test "$dr" -le "$fr" -a "$dr" -ge $((fr - m))
 # n2 retransmits only when a timer fires early (TCG): its data and ACKs
 # are not lost.
-check "sroce4's retrans_pkts ($dr4) == --flows retransmitted from n2 ($fr4), bound 0" test "$dr4" -eq "$fr4"
+check "sroce4's retrans_pkts ($dr4) == --flows retransmitted from n2 ($fr4), less at most the $m4 late PSNs" \
+	test "$dr4" -le "$fr4" -a "$dr4" -ge $((fr4 - m4))
 check "NAKs sent by n2 == NAKs received by n1 (the reverse path is lossless)" test "$dn" -eq "$dns"
 
 # For Documentation/observability.md: the capture around the first
