@@ -184,11 +184,8 @@ struct CompleterState {
 	u32 read_gap_psn = 0;
 	u32 read_gap_probes = 0;     // tail-loss probes sent before that
 	u64 read_gap_resent_ns = 0;  // when a READ gap was last asked for again
-	// The reordering a READ gap may be (retry.cpp): responses beyond it
-	// before it is asked for again, raised past each spurious request's
-	// distance, back to param::read_gap_resend_after after
-	// param::reo_decay_requests requests in a row not spurious. gap_ahead: the farthest response
-	// seen beyond the gap at gap_psn.
+	// How far a READ gap may be overtaken before it is asked for again,
+	// requests since a spurious one, the farthest beyond gap_psn (retry.cpp).
 	u32 reo_thresh = param::read_gap_resend_after;
 	u32 reo_requests = 0;
 	u32 gap_psn = 0;
@@ -260,8 +257,7 @@ public:
 	// An RSS QP's request (rx.cpp's receive steering): the glue's owner of
 	// the CQ of the WQ it would go to; null for another QP or a dead one.
 	void *rss_cq_owner(const RxPacket &rx);
-	// A child UD QP of the consecutive-QPN form: its block (null otherwise).
-	QpnBlock *qpn_block() const { return block_.get(); }
+	QpnBlock *qpn_block() const { return block_.get(); } // a child's (qpn_block.h), or null
 	// A UD message's receive, shared by a UD QP's own queue and an RSS
 	// work queue (wq.h): its GRH area and payload scattered into w's SGEs
 	// (checked against pdn), giving the completion status; and the
@@ -492,8 +488,7 @@ private:
 	ResponderState resp_;
 	QpRecv recvq_;
 	RssContext rss_; // an RSS QP's (immutable after init); rss_.table null otherwise
-	// A child's (qpn_block.cpp), immutable after init: its block, and the
-	// WQ it receives into in place of an RQ.
+	// A child's (qpn_block.cpp; immutable after init): its block, its WQ.
 	ktl::RefPtr<QpnBlock> block_;
 	ktl::RefPtr<Wq> rwq_;
 

@@ -12,6 +12,7 @@
 #include <linux/seq_file.h>
 
 #include "sroce.h"
+#include "wq.h"
 
 static struct dentry *sroce_debugfs_root;
 

@@ -9,6 +9,7 @@
 #include <net/addrconf.h>
 
 #include "sroce.h"
+#include "wq.h"
 
 /* Every sroce device from allocation to dealloc_driver. The mutex is never
  * held across a call that takes rtnl or waits for ib_core. Readers in the

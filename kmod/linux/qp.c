@@ -9,6 +9,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sroce.h"
+#include "wq.h"
 
 /* What ib_core may ask for that the core has no notion of. The caps
  * (max_*_wr, max_*_sge, max_inline_data) are the core's to check, against
@@ -324,8 +325,7 @@ static u16 sroce_wqe_flags(int send_flags)
 	return send_flags & SROCE_WQE_FLAGS_MASK;
 }
 
-/* The opcode-specific part of a send WQE. The core checks which opcodes
- * the QP type allows. */
+/* The opcode-specific part of a send WQE (the core checks the QP type's). */
 static void sroce_send_wr_fields(const struct ib_qp *ibqp, const struct ib_send_wr *wr,
 				 struct sroce_wqe *wqe)
 {

@@ -337,20 +337,9 @@ void sroce_ring_free(struct sroce_ring *ring);
 /* cq.c, srq.c, qp.c, ah.c: the transport objects' verbs. */
 extern const struct ib_device_ops sroce_cq_ops;
 extern const struct ib_device_ops sroce_srq_ops;
-extern const struct ib_device_ops sroce_wq_ops;
 extern const struct ib_device_ops sroce_xrcd_ops;
 /* xrcd.c: an XRC target for create_qp (qp.c), as uverbs makes one. */
 int sroce_create_xrc_tgt(struct sroce_qp *qp, struct ib_qp_init_attr *init);
-/* wq.c: the RSS part of a create request: an RSS QP's hashing (with a
- * table) or a child of the consecutive-QPN form; qi->rss or qi->rss_child
- * then points into *r. */
-struct sroce_rss_req {
-	struct sroce_core_rss_init ri;
-	struct sroce_core_rss_child rc;
-};
-int sroce_rss_init(const struct ib_qp_init_attr *init, const struct sroce_create_qp_req *req,
-		   struct sroce_rss_req *r, struct sroce_core_qp_init *qi);
-int sroce_wqs_show(struct seq_file *m, struct sroce_dev *sdev);
 /* xrc_rcv.c: the driver method of the kernel-owned receive QP. */
 extern const struct uapi_definition sroce_uapi_defs[];
 void sroce_xrc_rcv_destroy_all(struct sroce_xrcd *xrcd);

@@ -9,6 +9,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sroce.h"
+#include "wq.h"
 
 /* Receive work queues and RSS indirection tables. */
 struct sroce_wq {
