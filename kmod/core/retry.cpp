@@ -125,7 +125,7 @@ void Qp::rtt_answered_locked(u32 psn) {
 // responses leaving a veth peer from both CPUs, through two receive
 // backlogs, came reordered by dozens, and ib_read_bw -a sent 3.5 times the
 // data until its backlog overflowed (80-transport on the debug kernel;
-// test_transport_read_reorder.cpp).
+// test_transport_read.cpp, "reordering backlogs").
 void Qp::resend_read_gap_locked(u32 ahead) {
 	u32 probes = comp_.rec.probes;
 	u64 now = sroce_env_now_ns();

@@ -141,6 +141,16 @@ int send_ud(Fixture &f, tfx::Qp &from, sroce_core_ah *ah, unsigned int to_qpn, B
 	return f.post_send(from, w, {sge_of(f, *from.node, src, off, len)});
 }
 
+// n UD QPs on node a in RTS: n UDP source ports.
+std::vector<tfx::Qp *> ud_senders(Fixture &f, Node &a, int n) {
+	std::vector<tfx::Qp *> senders;
+	for (int i = 0; i < n; i++) {
+		senders.push_back(&f.qp(a, ib::qpt_ud));
+		f.to_ud_rts(*senders.back(), qkey);
+	}
+	return senders;
+}
+
 // Every CQE of every WQ (and the default WQ), tagged with its WQ's index
 // (the default's is the table size).
 std::vector<std::pair<unsigned int, sroce_cqe>> drain(Fixture &f, RssSetup &s, size_t want) {
@@ -172,11 +182,7 @@ TEST_CASE("rss: UD messages spread over the WQs by the Toeplitz hash of their IP
 	sroce_core_ah *ah = f.ah(a, b);
 	Buffer &src = f.buffer(a, 1 << 16, all_access);
 	// 12 sending QPs: 12 UDP source ports, 2 messages each.
-	std::vector<tfx::Qp *> senders;
-	for (int i = 0; i < 12; i++) {
-		senders.push_back(&f.qp(a, ib::qpt_ud));
-		f.to_ud_rts(*senders.back(), qkey);
-	}
+	std::vector<tfx::Qp *> senders = ud_senders(f, a, 12);
 	std::map<unsigned int, unsigned int> qp_of_msg; // payload tag -> sender QPN
 	for (unsigned int m = 0; m < 24; m++) {
 		tfx::Qp &q = *senders[m % 12];
@@ -327,11 +333,7 @@ TEST_CASE("rss: a WQ's message steered to its CQ's CPU before its ICRC check is 
 		taken.push_back({pkt, cq_owner});
 		return true;
 	});
-	std::vector<tfx::Qp *> senders;
-	for (int i = 0; i < 8; i++) {
-		senders.push_back(&f.qp(a, ib::qpt_ud));
-		f.to_ud_rts(*senders.back(), qkey);
-	}
+	std::vector<tfx::Qp *> senders = ud_senders(f, a, 8);
 	for (unsigned int m = 0; m < 16; m++)
 		REQUIRE(send_ud(f, *senders[m % 8], ah, s.qp.qpn, src, m * 512, 200, m) == 0);
 	f.sim().run_for(100000000);
@@ -695,11 +697,7 @@ TEST_CASE("rss: consecutive aligned QPNs: children receive through the RSS QP an
 		f.to_ud_rts(ctx, qkey);
 		sroce_core_ah *ah = f.ah(a, b);
 		Buffer &src = f.buffer(a, 1 << 16, all_access);
-		std::vector<tfx::Qp *> senders;
-		for (int i = 0; i < 12; i++) {
-			senders.push_back(&f.qp(a, ib::qpt_ud));
-			f.to_ud_rts(*senders.back(), qkey);
-		}
+		std::vector<tfx::Qp *> senders = ud_senders(f, a, 12);
 		for (unsigned int m = 0; m < 24; m++)
 			REQUIRE(send_ud(f, *senders[m % 12], ah, ctx.qpn, src, m * 512, 100, m) == 0);
 		REQUIRE(send_ud(f, *senders[0], ah, base + 2, src, 0, 77, 99) == 0); // child 2 itself

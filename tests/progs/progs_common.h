@@ -185,4 +185,69 @@ static inline int qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, const union ib
 	return qp_to_rts_mtu(qp, dest_qpn, gid, gid_idx, rd_atomic, timeout, IBV_MTU_1024);
 }
 
+/* UD senders toward dgid from the sender's GID sgid_idx: an AH, a CQ, a
+ * 64 KiB registered buffer and n UD QPs (up to 64) in RTS with qkey. 0, or
+ * -1 with errno set. */
+struct ud_senders {
+	struct ibv_ah *ah;
+	struct ibv_cq *cq;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp[64];
+	unsigned int n;
+	uint32_t qkey;
+};
+
+static inline int ud_senders_make(struct ud_senders *s, struct ibv_context *ctx, struct ibv_pd *pd,
+				  const union ibv_gid *dgid, int sgid_idx, unsigned int n, uint32_t max_send_wr,
+				  uint32_t qkey)
+{
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = *dgid, .sgid_index = (uint8_t)sgid_idx, .hop_limit = 64 } };
+
+	memset(s, 0, sizeof(*s));
+	s->qkey = qkey;
+	s->ah = ibv_create_ah(pd, &aa);
+	s->cq = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	s->buf = calloc(1, 65536);
+	s->mr = s->buf ? ibv_reg_mr(pd, s->buf, 65536, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!s->ah || !s->cq || !s->mr || n > 64)
+		return -1;
+	for (s->n = 0; s->n < n; s->n++) {
+		struct ibv_qp_init_attr qa = { .send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UD,
+					       .cap = { .max_send_wr = max_send_wr, .max_recv_wr = 1,
+							.max_send_sge = 1, .max_recv_sge = 1 } };
+
+		s->qp[s->n] = ibv_create_qp(pd, &qa);
+		if (!s->qp[s->n] || ud_qp_rts(s->qp[s->n], qkey))
+			return -1;
+	}
+	return 0;
+}
+
+/* A signaled UD SEND of len bytes at p (in s->buf) from sender i to qpn. */
+static inline int ud_senders_send(struct ud_senders *s, unsigned int i, uint32_t qpn, void *p, uint32_t len)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)p, .length = len, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+				  .wr = { .ud = { .ah = s->ah, .remote_qpn = qpn, .remote_qkey = s->qkey } } },
+			   *bad;
+
+	return ibv_post_send(s->qp[i], &wr, &bad);
+}
+
+static inline void ud_senders_free(struct ud_senders *s)
+{
+	for (unsigned int i = 0; i < 64; i++)
+		if (s->qp[i])
+			ibv_destroy_qp(s->qp[i]);
+	if (s->ah)
+		ibv_destroy_ah(s->ah);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	free(s->buf);
+}
+
 #endif

@@ -202,16 +202,6 @@ static void seen_payload(struct rx *r, unsigned int w, const struct ibv_cq_ex *c
 	CHECK((hash & (NWQ - 1)) == w, "payload: hash %#x in WQ %u", hash, w);
 }
 
-static int send_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t qpn, struct ibv_mr *mr, void *p, uint32_t len)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)p, .length = len, .lkey = mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-				  .wr = { .ud = { .ah = ah, .remote_qpn = qpn, .remote_qkey = QKEY } } },
-			   *bad;
-
-	return ibv_post_send(qp, &wr, &bad);
-}
-
 int main(int argc, char **argv)
 {
 	struct rx r = { 0 };
@@ -335,28 +325,16 @@ int main(int argc, char **argv)
 	CHECK_ERR(ibv_destroy_wq(r.wq[0]), EBUSY, "destroying a WQ in a table");
 	CHECK_ERR(ibv_destroy_rwq_ind_table(r.table), EBUSY, "destroying a table in use");
 
-	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
-				  .grh = { .dgid = gid, .sgid_index = (uint8_t)sgid_idx, .hop_limit = 64 } };
-	struct ibv_ah *ah = ibv_create_ah(spd, &aa);
-	struct ibv_cq *scq = ibv_create_cq(sctx, 1024, NULL, NULL, 0);
-	uint8_t *sbuf = calloc(1, 65536);
-	struct ibv_mr *smr = ibv_reg_mr(spd, sbuf, 65536, IBV_ACCESS_LOCAL_WRITE);
-	struct ibv_qp *sq[SENDERS];
+	struct ud_senders snd;
 
-	CHECK(ah && scq && smr, "sender resources: %s", strerror(errno));
-	for (unsigned int i = 0; i < SENDERS; i++) {
-		struct ibv_qp_init_attr qa = { .send_cq = scq, .recv_cq = scq, .qp_type = IBV_QPT_UD,
-					       .cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1,
-							.max_recv_sge = 1 } };
+	CHECK(!ud_senders_make(&snd, sctx, spd, &gid, sgid_idx, SENDERS, 64, QKEY), "senders: %s", strerror(errno));
+	uint8_t *sbuf = snd.buf;
 
-		sq[i] = ibv_create_qp(spd, &qa);
-		CHECK(sq[i] && !ud_qp_rts(sq[i], QKEY), "sender %u: %s", i, strerror(errno));
-	}
 	for (unsigned int m = 0; m < SENDERS * PER_SENDER; m++) {
 		uint8_t *p = sbuf + m * 256;
 
 		p[0] = (uint8_t)m;
-		CHECK(!send_ud(sq[m % SENDERS], ah, r.qp->qp_num, smr, p, 100 + p[0] % 100), "send %u", m);
+		CHECK(!ud_senders_send(&snd, m % SENDERS, r.qp->qp_num, p, 100 + p[0] % 100), "send %u", m);
 		if (m % 32 == 31)
 			usleep(2000); /* each WQ holds 64: let the consumers keep up */
 	}
@@ -410,7 +388,7 @@ int main(int argc, char **argv)
 			p[0] = 0x08, p[1] = 0x06; /* ARP: not IP */
 		}
 		p[100] = m < 32 ? (uint8_t)m : 0xff;
-		CHECK(!send_ud(sq[m % SENDERS], ah, r.qp->qp_num, smr, p, 200), "payload send %u", m);
+		CHECK(!ud_senders_send(&snd, m % SENDERS, r.qp->qp_num, p, 200), "payload send %u", m);
 	}
 	got = drain(&r, 33, seen_payload);
 	CHECK(got == 33, "payload: %u of 33 datagrams", got);
@@ -443,11 +421,7 @@ int main(int argc, char **argv)
 	CHECK(!ibv_destroy_rwq_ind_table(r.table), "destroy the table");
 	for (unsigned int w = 0; w <= NWQ; w++)
 		CHECK(!ibv_destroy_wq(r.wq[w]) && !ibv_destroy_cq(ibv_cq_ex_to_cq(r.cq[w])), "destroy WQ %u", w);
-	for (unsigned int i = 0; i < SENDERS; i++)
-		ibv_destroy_qp(sq[i]);
-	ibv_destroy_ah(ah);
-	ibv_destroy_cq(scq);
-	ibv_dereg_mr(smr);
+	ud_senders_free(&snd);
 	ibv_dereg_mr(r.mr);
 	printf("%s\n", failures ? "FAILED" : "all checks passed");
 	return failures ? 1 : 0;

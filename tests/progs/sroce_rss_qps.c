@@ -61,16 +61,6 @@ static struct srocedv_rss_ud_qps *make_set(struct rx *r, uint32_t log2, struct i
 	return srocedv_create_rss_ud_qps(r->pd, &a);
 }
 
-static int send_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t qpn, struct ibv_mr *mr, void *p, uint32_t len)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)p, .length = len, .lkey = mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-				  .wr = { .ud = { .ah = ah, .remote_qpn = qpn, .remote_qkey = QKEY } } },
-			   *bad;
-
-	return ibv_post_send(qp, &wr, &bad);
-}
-
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx, *sctx;
@@ -148,32 +138,19 @@ int main(int argc, char **argv)
 	      strerror(errno));
 	CHECK(set2 && !srocedv_destroy_rss_ud_qps(set2), "destroy the second set");
 
-	/* Senders. */
-	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
-				  .grh = { .dgid = gid, .sgid_index = (uint8_t)sgid_idx, .hop_limit = 64 } };
-	struct ibv_ah *ah = ibv_create_ah(spd, &aa);
-	struct ibv_cq *scq = ibv_create_cq(sctx, 1024, NULL, NULL, 0);
-	uint8_t *sbuf = calloc(1, 65536);
-	struct ibv_mr *smr = ibv_reg_mr(spd, sbuf, 65536, IBV_ACCESS_LOCAL_WRITE);
-	struct ibv_qp *sq[SENDERS];
+	struct ud_senders snd;
 
-	CHECK(ah && scq && smr, "sender resources: %s", strerror(errno));
-	for (unsigned int s = 0; s < SENDERS; s++) {
-		struct ibv_qp_init_attr qa = { .send_cq = scq, .recv_cq = scq, .qp_type = IBV_QPT_UD,
-					       .cap = { .max_send_wr = 8, .max_recv_wr = 1, .max_send_sge = 1,
-							.max_recv_sge = 1 } };
+	CHECK(!ud_senders_make(&snd, sctx, spd, &gid, sgid_idx, SENDERS, 8, QKEY), "senders: %s", strerror(errno));
+	uint8_t *sbuf = snd.buf;
 
-		sq[s] = ibv_create_qp(spd, &qa);
-		CHECK(sq[s] && !ud_qp_rts(sq[s], QKEY), "sender %u: %s", s, strerror(errno));
-	}
 	unsigned int sent = 0;
 
 	for (unsigned int m = 0; m < SENDERS * PER_SENDER; m++) {
 		sbuf[m * 256] = (uint8_t)m; /* the tag */
-		sent += !send_ud(sq[m % SENDERS], ah, r.set->context_qp->qp_num, smr, sbuf + m * 256, 100 + m % 50);
+		sent += !ud_senders_send(&snd, m % SENDERS, r.set->context_qp->qp_num, sbuf + m * 256, 100 + m % 50);
 	}
 	sbuf[SENDERS * PER_SENDER * 256] = 0xee;
-	sent += !send_ud(sq[0], ah, base + 1, smr, sbuf + SENDERS * PER_SENDER * 256, 77);
+	sent += !ud_senders_send(&snd, 0, base + 1, sbuf + SENDERS * PER_SENDER * 256, 77);
 	CHECK(sent == SENDERS * PER_SENDER + 1, "%u datagrams posted", sent);
 
 	/* Every completion in child i's CQ names child i. */
@@ -221,9 +198,7 @@ int main(int argc, char **argv)
 	CHECK(used > 1, "hashed datagrams reached %u children (%u %u %u %u)", used, hashed[0], hashed[1], hashed[2],
 	      hashed[3]);
 
-	for (unsigned int s = 0; s < SENDERS; s++)
-		if (sq[s])
-			ibv_destroy_qp(sq[s]);
+	ud_senders_free(&snd);
 	CHECK(!srocedv_destroy_rss_ud_qps(r.set), "destroy the set");
 	/* The numbers came back: a new set is where the first was. */
 	r.set = make_set(&r, LOG2, r.cqs);
