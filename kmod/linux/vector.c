@@ -149,6 +149,7 @@ int sroce_vectors_init(struct sroce_dev *sdev)
 	sdev->ibdev.num_comp_vectors = n;
 	return 0;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_vectors_init);
 
 /* dealloc_driver: every CQ is gone, so no event reads the vectors. */
 void sroce_vectors_free(struct sroce_dev *sdev)
@@ -161,6 +162,7 @@ void sroce_vectors_free(struct sroce_dev *sdev)
 	kfree(sdev->vectors);
 	sdev->vectors = NULL;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_vectors_free);
 
 static struct sroce_vector *sroce_cq_vector(struct sroce_cq *cq)
 {
@@ -193,6 +195,7 @@ void sroce_cq_vec_init(struct sroce_cq *cq, u32 vector)
 	cq->vec.created = vector;
 	INIT_WORK(&cq->vec.work, sroce_cq_comp_work);
 }
+SROCE_EXPORT_FOR_TESTS(sroce_cq_vec_init);
 
 void sroce_cq_vec_cancel(struct sroce_cq *cq)
 {

@@ -149,8 +149,11 @@ static void st_packets(struct st_ctx *ctx)
 
 #define ST_LOG (SROCE_BATCH_EVENTS + 8)
 
+/* The CQs are sroce CQs of a stub device with completion vectors: a COMP
+ * event runs on its CQ's vector's CPU (vector.c). */
 struct st_objs {
-	struct ib_cq cq[SROCE_BATCH_EVENTS];
+	struct sroce_dev *sdev;
+	struct sroce_cq cq[SROCE_BATCH_EVENTS];
 	struct ib_qp qp;
 	struct ib_srq srq;
 	atomic_t nlog;
@@ -189,16 +192,51 @@ static struct st_objs *st_objs_new(void)
 
 	if (!o)
 		return NULL;
+	o->sdev = kzalloc(sizeof(*o->sdev), GFP_KERNEL);
+	if (!o->sdev || sroce_vectors_init(o->sdev)) {
+		kfree(o->sdev);
+		kfree(o);
+		return NULL;
+	}
 	for (i = 0; i < SROCE_BATCH_EVENTS; i++) {
-		o->cq[i].comp_handler = st_comp;
-		o->cq[i].event_handler = st_event;
-		o->cq[i].cq_context = o;
+		o->cq[i].ibcq.device = &o->sdev->ibdev;
+		o->cq[i].ibcq.comp_handler = st_comp;
+		o->cq[i].ibcq.event_handler = st_event;
+		o->cq[i].ibcq.cq_context = o;
+		sroce_cq_vec_init(&o->cq[i], 0);
 	}
 	o->qp.event_handler = st_event;
 	o->qp.qp_context = o;
 	o->srq.event_handler = st_event;
 	o->srq.srq_context = o;
 	return o;
+}
+
+static void st_objs_free(struct st_objs *o)
+{
+	int i;
+
+	for (i = 0; i < SROCE_BATCH_EVENTS; i++)
+		flush_work(&o->cq[i].vec.work);
+	sroce_vectors_free(o->sdev);
+	kfree(o->sdev);
+	kfree(o);
+}
+
+/* Every CQ on the vector of this CPU, so that their events run inline in
+ * the flush; the caller keeps preemption off until it has flushed. */
+static void st_cqs_here(struct st_objs *o)
+{
+	unsigned int v = 0, i;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		if (cpu == smp_processor_id())
+			break;
+		v++;
+	}
+	for (i = 0; i < SROCE_BATCH_EVENTS; i++)
+		WRITE_ONCE(o->cq[i].vec.vector, v);
 }
 
 static bool st_logged(struct st_objs *o, int i, void *obj, int kind)
@@ -218,7 +256,9 @@ static void st_events(struct st_ctx *ctx)
 		ST_CHECK(ctx, "events", false, "no memory");
 		return;
 	}
-	cq = &o->cq[0];
+	cq = &o->cq[0].ibcq;
+	preempt_disable();
+	st_cqs_here(o);
 	sroce_batch_init(&b);
 	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
 	sroce_env_event(&b, &o->qp, IB_EVENT_QP_FATAL);
@@ -230,6 +270,7 @@ static void st_events(struct st_ctx *ctx)
 	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
 	n = atomic_read(&o->nlog);
 	sroce_batch_flush(NULL, &b);
+	preempt_enable();
 	ST_CHECK(ctx, "events_wait_for_flush", n == 0, "%d handler calls before the flush", n);
 	n = atomic_read(&o->nlog);
 	ST_CHECK(ctx, "events_deduped_in_order_to_their_owners",
@@ -242,18 +283,21 @@ static void st_events(struct st_ctx *ctx)
 
 	/* A batch holds SROCE_BATCH_EVENTS distinct events. */
 	atomic_set(&o->nlog, 0);
+	preempt_disable();
+	st_cqs_here(o);
 	sroce_batch_init(&b);
 	for (i = 0; i < SROCE_BATCH_EVENTS; i++) {
-		sroce_env_event(&b, &o->cq[i], SROCE_ENV_EVENT_COMP);
-		sroce_env_event(&b, &o->cq[0], SROCE_ENV_EVENT_COMP);
+		sroce_env_event(&b, &o->cq[i].ibcq, SROCE_ENV_EVENT_COMP);
+		sroce_env_event(&b, &o->cq[0].ibcq, SROCE_ENV_EVENT_COMP);
 	}
 	sroce_batch_flush(NULL, &b);
+	preempt_enable();
 	n = atomic_read(&o->nlog);
 	all = n == SROCE_BATCH_EVENTS;
 	for (i = 0; all && i < SROCE_BATCH_EVENTS; i++)
-		all = st_logged(o, i, &o->cq[i], SROCE_ENV_EVENT_COMP);
+		all = st_logged(o, i, &o->cq[i].ibcq, SROCE_ENV_EVENT_COMP);
 	ST_CHECK(ctx, "events_full_batch", all, "%d calls", n);
-	kfree(o);
+	st_objs_free(o);
 }
 
 /* ---- timers and work ------------------------------------------------------ */
@@ -273,7 +317,9 @@ static void st_timer_cb(void *arg, struct sroce_env_batch *b)
 
 	if (!in_serving_softirq())
 		a->wrong_context = true;
-	sroce_env_event(b, &a->o->cq[0], SROCE_ENV_EVENT_COMP);
+	/* A QP event: delivered in the flush, one per run (a CQ's may run
+	 * later on its vector's CPU, two pending as one). */
+	sroce_env_event(b, &a->o->qp, IB_EVENT_COMM_EST);
 	if (atomic_inc_return(&a->runs) <= a->rearm)
 		sroce_env_timer_arm(a->timer, 1000000);
 }
@@ -284,7 +330,7 @@ static void st_work_cb(void *arg, struct sroce_env_batch *b)
 
 	if (in_interrupt())
 		a->wrong_context = true;
-	sroce_env_event(b, &a->o->cq[0], SROCE_ENV_EVENT_COMP);
+	sroce_env_event(b, &a->o->qp, IB_EVENT_COMM_EST);
 	if (atomic_inc_return(&a->runs) <= a->rearm)
 		sroce_env_work_queue(a->work); /* while running: runs once more */
 }
@@ -316,7 +362,7 @@ static void st_async(struct st_ctx *ctx)
 		sroce_env_timer_arm(a.timer, 2000000);
 		ST_CHECK(ctx, "timer_fires_and_rearms_itself", st_wait_runs(&a, 2), "%d runs",
 			 atomic_read(&a.runs));
-		ST_CHECK(ctx, "timer_batch_flushed", atomic_read(&a.o->nlog) == 2, "%d completions",
+		ST_CHECK(ctx, "timer_batch_flushed", atomic_read(&a.o->nlog) == 2, "%d events",
 			 atomic_read(&a.o->nlog));
 		ST_CHECK(ctx, "timer_in_softirq", !a.wrong_context, "ran outside softirq");
 		/* Arming a pending timer moves its expiry. */
@@ -340,7 +386,7 @@ static void st_async(struct st_ctx *ctx)
 		sroce_env_work_queue(a.work);
 		ST_CHECK(ctx, "work_requeued_while_running_runs_again", st_wait_runs(&a, 2), "%d runs",
 			 atomic_read(&a.runs));
-		ST_CHECK(ctx, "work_batch_flushed", atomic_read(&a.o->nlog) == 2, "%d completions",
+		ST_CHECK(ctx, "work_batch_flushed", atomic_read(&a.o->nlog) == 2, "%d events",
 			 atomic_read(&a.o->nlog));
 		ST_CHECK(ctx, "work_in_process_context", !a.wrong_context, "ran in interrupt context");
 		a.rearm = 1000000; /* keeps re-queueing itself until cancelled */
@@ -381,7 +427,7 @@ static void st_async(struct st_ctx *ctx)
 		sroce_env_timer_destroy(a.timer);
 		sroce_env_work_destroy(a.work);
 	}
-	kfree(a.o);
+	st_objs_free(a.o);
 }
 
 /* ---- the ICRC's CRC-32 (crc.c) ------------------------------------------- */
