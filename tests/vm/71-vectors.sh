@@ -36,6 +36,6 @@ echo 1 >/sys/devices/system/cpu/cpu1/online
 check "CPU 1 back: so is vector 1" grep -q '^vector 1 cpu 1 home 1 ' "$vec"
 sed 's/^/    /' "$vec"
 rdma link delete sroce0
-ip link del veth0 # 72 makes its own veth0
+ip link del veth0 # later tests make their own
 check "sroce unloads" modprobe -r sroce
 finish

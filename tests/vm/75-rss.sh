@@ -38,6 +38,6 @@ rdma link delete sroce1
 ip netns del h2
 check "no UD QP left behind" sh -c "! rdma res show qp | grep -q 'type UD'"
 rdma link delete sroce0
-ip link del veth0 # 72 makes its own veth0
+ip link del veth0 # later tests make their own
 check "sroce unloads" modprobe -r sroce
 finish
