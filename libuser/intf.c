@@ -320,7 +320,8 @@ int srocedv_modify_cq(struct ibv_cq *ibcq, struct srocedv_cq_attr *attr, int att
 	fmt = attr->format_mask;
 	if ((attr_mask & SROCEDV_CQ_FORMAT_MASK) &&
 	    (!sroce_intf_cq_ops(fmt, false) ||
-	     ((fmt & SROCEDV_WC_TS) && !(cq->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP))))
+	     ((fmt & SROCEDV_WC_TS) && !(cq->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)) ||
+	     ((fmt & SROCEDV_WC_MP_WR) && !sroce_cq_reads_mp(ibcq))))
 		return EINVAL;
 	/* Held over the moderation command too: nothing changes when the
 	 * format is refused. */

@@ -3,7 +3,7 @@
  * intf_cq.c - the formatted CQ of seed 004 (srocedv_cq_formatted_ops):
  * successful completions written straight into the caller's layout.
  *
- * There is one poll_formatted per format (32: BASE is required, five
+ * There is one poll_formatted per format (64: BASE is required, six
  * optional parts) and per locking mode, each the worker below inlined with
  * its format, so the offsets and the completion size are constants and no
  * branch asks which parts to write. srocedv_query_intf picks the one of the
@@ -52,6 +52,11 @@ INTF_INLINE void put_wc(uint8_t *dst, const struct sroce_cqe *cqe, const uint64_
 	}
 	if (fmt & SROCEDV_WC_TS)
 		PUT(dst, fmt, SROCEDV_WC_TS, cqe->timestamp);
+	if (fmt & SROCEDV_WC_MP_WR) {
+		const struct srocedv_wc_mp_wr mp = { .offset = cqe->mp_offset, .opcode = cqe->opcode };
+
+		PUT(dst, fmt, SROCEDV_WC_MP_WR, mp);
+	}
 }
 
 INTF_INLINE int poll_formatted(struct ibv_cq *ibcq, void *buf, size_t len, const uint64_t fmt,
@@ -115,7 +120,7 @@ static int poll_num_single(struct ibv_cq *cq)
 	return poll_num(cq, false);
 }
 
-/* The tables of format SROCEDV_WC_BASE | (O << 1), O an octal 00..37: the
+/* The tables of format SROCEDV_WC_BASE | (O << 1), O an octal 00..77: the
  * parts beyond BASE. */
 #define FORMAT(O)                                                                          \
 	static int poll_locked_##O(struct ibv_cq *cq, void *buf, size_t len)               \
@@ -133,22 +138,26 @@ FORMAT_ROW(0)
 FORMAT_ROW(1)
 FORMAT_ROW(2)
 FORMAT_ROW(3)
+FORMAT_ROW(4)
+FORMAT_ROW(5)
+FORMAT_ROW(6)
+FORMAT_ROW(7)
 
 #define TABLE(O) [O] = { .poll_formatted = poll_locked_##O, .poll_num = poll_num_locked },
 #define TABLE_SINGLE(O) [O] = { .poll_formatted = poll_single_##O, .poll_num = poll_num_single },
 #define TABLE_ROW(T, R) T(0##R##0) T(0##R##1) T(0##R##2) T(0##R##3) T(0##R##4) T(0##R##5) T(0##R##6) T(0##R##7)
 
-static const struct srocedv_cq_formatted_ops ops_locked[32] = {
-	TABLE_ROW(TABLE, 0) TABLE_ROW(TABLE, 1) TABLE_ROW(TABLE, 2) TABLE_ROW(TABLE, 3)
-};
-static const struct srocedv_cq_formatted_ops ops_single[32] = {
-	TABLE_ROW(TABLE_SINGLE, 0) TABLE_ROW(TABLE_SINGLE, 1) TABLE_ROW(TABLE_SINGLE, 2)
-	TABLE_ROW(TABLE_SINGLE, 3)
-};
+#define TABLES(T)                                                                          \
+	TABLE_ROW(T, 0) TABLE_ROW(T, 1) TABLE_ROW(T, 2) TABLE_ROW(T, 3) TABLE_ROW(T, 4)     \
+	TABLE_ROW(T, 5) TABLE_ROW(T, 6) TABLE_ROW(T, 7)
+
+static const struct srocedv_cq_formatted_ops ops_locked[64] = { TABLES(TABLE) };
+static const struct srocedv_cq_formatted_ops ops_single[64] = { TABLES(TABLE_SINGLE) };
+_Static_assert(SROCEDV_WC_FORMAT_ALL_MP >> 1 == 63, "a table per format");
 
 const struct srocedv_cq_formatted_ops *sroce_intf_cq_ops(uint64_t format_mask, bool single_threaded)
 {
-	if (!(format_mask & SROCEDV_WC_BASE) || (format_mask & ~SROCEDV_WC_FORMAT_ALL))
+	if (!(format_mask & SROCEDV_WC_BASE) || (format_mask & ~SROCEDV_WC_FORMAT_ALL_MP))
 		return NULL;
 	return &(single_threaded ? ops_single : ops_locked)[format_mask >> 1];
 }

@@ -5,7 +5,8 @@
  *
  *   sroce_mp_wr DEV reassembly [PEER]
  *                     RC messages of 1 B to 1 MiB from DEV to PEER (or to
- *                     DEV) rebuilt from the offsets and flags
+ *                     DEV) rebuilt from the offsets and flags, read through
+ *                     cq_ex and through the formatted CQ (sroce_mp_wr/reassembly.c)
  *   sroce_mp_wr DEV   the seed's Example A on RC (64 KiB buffers, 512 B
  *                     alignment, MTU 4096: every offset, length and flag
  *                     asserted) and Example B (1 MiB, 4 KiB: 256 packets a
@@ -17,210 +18,12 @@
  *                     SRQ, a CQ without SROCEDV_WC_EX_WITH_MP_WR, and a
  *                     posted descriptor rewritten in the ring (it reaches
  *                     the rings through the provider's private structs).
+ * The helpers are in sroce_mp_wr/ (mp_wr.h).
  * Needs the port's active MTU at 4096 (a netdev MTU of at least 4200).
  */
 #include <fcntl.h>
-#include <stdint.h>
-#include <time.h>
 
-#include "../../libuser/sroce.h"
-#include "infiniband/srocedv.h"
-#include "progs_common.h"
-
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static union ibv_gid gid;
-static int gid_idx;
-
-/* A device's objects: the reassembly between two devices switches the
- * globals above (and mr) from one to the other. */
-struct devset {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	union ibv_gid gid;
-	int gid_idx;
-};
-static struct devset here, peer;
-static void use(const struct devset *d);
-
-enum { MAX_RECV = 64 };
-
-/* A completion as the MP-WR reader sees it. */
-struct mpc {
-	uint64_t wr_id;
-	enum ibv_wc_status status;
-	enum ibv_wc_opcode opcode;
-	uint32_t len, qp_num, flags;
-	size_t offset;
-};
-
-static struct ibv_cq_ex *make_cq(bool mp)
-{
-	struct ibv_cq_init_attr_ex a = { .cqe = 4096,
-					 .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
-						     (mp ? SROCEDV_WC_EX_WITH_MP_WR : 0) };
-
-	/* srocedv's create: libibverbs' ibv_create_cq_ex refuses wc_flags it
-	 * does not know. */
-	struct ibv_cq_ex *cq = srocedv_create_cq(ctx, &a, NULL);
-
-	if (!cq)
-		fprintf(stderr, "create a CQ%s: %s\n", mp ? " for multi-packet queues" : "", strerror(errno));
-	return cq;
-}
-
-/* An RC/UC/UD QP; mp: its RQ is multi-packet with *mp's sizes (updated). */
-static struct ibv_qp *make_qp(enum ibv_qp_type t, struct ibv_cq_ex *scq, struct ibv_cq_ex *rcq,
-			      struct ibv_srq *srq, struct srocedv_mp_wr_attr *mp)
-{
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = t,
-		.send_cq = ibv_cq_ex_to_cq(scq),
-		.recv_cq = ibv_cq_ex_to_cq(rcq),
-		.srq = srq,
-		.cap = { .max_send_wr = 1024, .max_recv_wr = srq ? 0 : MAX_RECV, .max_send_sge = 1,
-			 .max_recv_sge = 4 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD,
-		.pd = pd,
-	};
-	struct srocedv_qp_init_attr d = { .comp_mask = mp ? SROCEDV_QP_INIT_ATTR_MP_WR : 0, .mp_wr = mp };
-	struct ibv_qp *qp = srocedv_create_qp(ctx, &a, &d);
-	int err = errno;
-	struct ibv_qp_attr ia = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11,
-				  .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE };
-
-	if (qp && ibv_modify_qp(qp, &ia, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					     (t == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS))) {
-		fprintf(stderr, "QP %u to INIT: %s\n", qp->qp_num, strerror(errno));
-		ibv_destroy_qp(qp);
-		return NULL;
-	}
-	if (!qp)
-		fprintf(stderr, "create a QP (type %d%s): %s\n", t, mp ? ", multi-packet" : "", strerror(err));
-	errno = err;
-	return qp;
-}
-
-static int connect_pair(struct ibv_qp *a, struct ibv_qp *b)
-{
-	if (qp_to_rts_mtu(a, b->qp_num, &gid, gid_idx, 1, 14, IBV_MTU_4096) ||
-	    qp_to_rts_mtu(b, a->qp_num, &gid, gid_idx, 1, 14, IBV_MTU_4096)) {
-		fprintf(stderr, "connecting QPs %u and %u: %s\n", a->qp_num, b->qp_num, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* Registered memory: the test's buffers, with a page of canary after. */
-static uint8_t *mem;
-static struct ibv_mr *mr;
-enum { MEM = 8 << 20, CANARY = 4096 };
-
-static void use(const struct devset *d)
-{
-	ctx = d->ctx;
-	pd = d->pd;
-	mr = d->mr;
-	gid = d->gid;
-	gid_idx = d->gid_idx;
-}
-
-static int post_mp(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id, size_t off, size_t len)
-{
-	struct ibv_sge s = { (uintptr_t)mem + off, (uint32_t)len, mr->lkey };
-	struct ibv_recv_wr w = { .wr_id = wr_id, .sg_list = &s, .num_sge = 1 }, *bad;
-
-	return srq ? ibv_post_srq_recv(srq, &w, &bad) : ibv_post_recv(qp, &w, &bad);
-}
-
-static int send_msg(struct ibv_qp *qp, size_t src_off, uint32_t len, uint32_t ud_qpn, struct ibv_ah *ah)
-{
-	struct ibv_sge s = { (uintptr_t)mem + src_off, len, mr->lkey };
-	struct ibv_send_wr w = { .wr_id = len, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED },
-			   *bad;
-
-	if (ah) {
-		w.wr.ud.ah = ah;
-		w.wr.ud.remote_qpn = ud_qpn;
-		w.wr.ud.remote_qkey = 0x11;
-	}
-	return ibv_post_send(qp, &w, &bad);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* Polls cq until n completions came (or 10 s): into out, the count. */
-static size_t poll_mp(struct ibv_cq_ex *cq, struct mpc *out, size_t n)
-{
-	struct ibv_poll_cq_attr pa = {};
-	size_t got = 0;
-	uint64_t deadline = now_ns() + 10000000000ull;
-
-	while (got < n && now_ns() < deadline) {
-		if (ibv_start_poll(cq, &pa))
-			continue;
-		do {
-			struct mpc *c = &out[got++];
-
-			c->wr_id = cq->wr_id;
-			c->status = cq->status;
-			c->opcode = ibv_wc_read_opcode(cq);
-			c->len = ibv_wc_read_byte_len(cq);
-			c->qp_num = ibv_wc_read_qp_num(cq);
-			c->flags = ibv_wc_read_wc_flags(cq);
-			c->offset = srocedv_wc_read_mp_wr_offset(cq);
-		} while (got < n && ibv_next_poll(cq) == 0);
-		ibv_end_poll(cq);
-	}
-	return got;
-}
-
-/* Drains send completions (they are not checked here but for success). */
-static void drain_sends(struct ibv_cq_ex *cq, size_t n)
-{
-	static struct mpc c[4096];
-	size_t got = poll_mp(cq, c, n), bad = 0;
-
-	for (size_t i = 0; i < got; i++)
-		bad += c[i].status != IBV_WC_SUCCESS;
-	CHECK(got == n && !bad, "%zu sends completed, %zu in error (of %zu)", got, bad, n);
-}
-
-/* A sender a and a receiver b of type t on the CQs scq (both of a's, b's
- * send) and rcq (b's receives, multi-packet); b's RQ has *mp's sizes
- * (updated). All four are set, NULL where a create failed. */
-static bool pair_open(enum ibv_qp_type t, struct srocedv_mp_wr_attr *mp, struct ibv_cq_ex **scq,
-		      struct ibv_cq_ex **rcq, struct ibv_qp **a, struct ibv_qp **b)
-{
-	*scq = make_cq(false);
-	*rcq = make_cq(true);
-	*a = *scq ? make_qp(t, *scq, *scq, NULL, NULL) : NULL;
-	*b = *scq && *rcq ? make_qp(t, *scq, *rcq, NULL, mp) : NULL;
-	return *a && *b;
-}
-
-static void pair_close(struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq_ex *scq, struct ibv_cq_ex *rcq)
-{
-	if (a)
-		ibv_destroy_qp(a);
-	if (b)
-		ibv_destroy_qp(b);
-	if (scq)
-		ibv_destroy_cq(ibv_cq_ex_to_cq(scq));
-	if (rcq)
-		ibv_destroy_cq(ibv_cq_ex_to_cq(rcq));
-}
-
-#define MORE SROCEDV_WC_MP_WR_MORE_IN_MSG
-#define CONSUMED SROCEDV_WC_MP_WR_CONSUMED
+#include "sroce_mp_wr/mp_wr.h"
 
 static void example_a(void)
 {
@@ -525,78 +328,6 @@ out:
 		ibv_close_xrcd(x);
 }
 
-/* RC messages of 1 B to 1 MiB through 64 KiB buffers, rebuilt from the
- * offsets and flags and compared byte for byte, the buffers reposted as
- * they are released. */
-static void reassembly(void)
-{
-	struct srocedv_mp_wr_attr mp = { 65536, 512 };
-	struct ibv_cq_ex *scq, *rcq;
-	struct ibv_qp *a, *b;
-	bool up;
-	static const uint32_t sizes[] = { 1, 777, 4096, 4097, 12000, 65536, 200000, 1u << 20 };
-	enum { SRC = 2 << 20, NBUF = MAX_RECV - 1, ROUNDS = 3 };
-	static uint8_t got[1 << 20];
-	static struct mpc c[64];
-	uint32_t have = 0, done = 0, wrong = 0, sent = 0;
-
-	/* The sender on `here`, the receiver on `peer` (the same device
-	 * when the run names no peer). */
-	use(&peer);
-	rcq = make_cq(true);
-	b = rcq ? make_qp(IBV_QPT_RC, rcq, rcq, NULL, &mp) : NULL;
-	use(&here);
-	scq = make_cq(false);
-	a = scq ? make_qp(IBV_QPT_RC, scq, scq, NULL, NULL) : NULL;
-	up = a && b && !qp_to_rts_mtu(a, b->qp_num, &peer.gid, here.gid_idx, 1, 14, IBV_MTU_4096) &&
-	     !qp_to_rts_mtu(b, a->qp_num, &here.gid, peer.gid_idx, 1, 14, IBV_MTU_4096);
-	CHECK(up, "reassembly: an RC pair, 64 KiB buffers (%s)", up ? "ok" : strerror(errno));
-	if (!up) {
-		pair_close(a, b, scq, rcq);
-		return;
-	}
-	for (size_t i = 0; i < SRC; i++)
-		mem[i] = (uint8_t)(i * 13 + 5);
-	use(&peer);
-	for (int i = 0; i < NBUF; i++)
-		post_mp(b, NULL, (uint64_t)i + 1, SRC + (size_t)i * 65536, 65536);
-	use(&here);
-	for (int r = 0; r < ROUNDS; r++) {
-		for (int k = 0; k < 8; k++, sent++) {
-			uint32_t len = sizes[k];
-			size_t off = ((size_t)sent * 4099) % (1u << 20);
-
-			send_msg(a, off, len, 0, NULL);
-			drain_sends(scq, 1);
-			have = 0;
-			for (bool end = false; !end;) {
-				size_t n = poll_mp(rcq, c, 1);
-
-				if (!n)
-					break;
-				if (c[0].status != IBV_WC_SUCCESS) {
-					wrong++;
-					break;
-				}
-				if (c[0].opcode != SROCEDV_WC_RECV_NOP) {
-					memcpy(got + have, mem + SRC + (c[0].wr_id - 1) * 65536 + c[0].offset, c[0].len);
-					have += c[0].len;
-					end = !(c[0].flags & MORE);
-				}
-				if (c[0].flags & CONSUMED) { /* free again: post it anew */
-					use(&peer);
-					post_mp(b, NULL, c[0].wr_id, SRC + (c[0].wr_id - 1) * 65536, 65536);
-					use(&here);
-				}
-			}
-			done++;
-			wrong += have != len || memcmp(got, mem + off, len);
-		}
-	}
-	CHECK(done == sent && !wrong, "%u messages of 1 B to 1 MiB rebuilt from offsets and flags, %u wrong", done,
-	      wrong);
-	pair_close(a, b, scq, rcq);
-}
 
 static void bad_inputs(void)
 {
@@ -686,17 +417,6 @@ static void bad_inputs(void)
 	ibv_destroy_cq(ibv_cq_ex_to_cq(plain));
 }
 
-/* The device and its registration of mem: 0, or 1 with a message. */
-static int open_dev(const char *name, struct devset *d)
-{
-	if (open_with_gid(name, &d->ctx, &d->pd, &d->gid, &d->gid_idx))
-		return 1;
-	d->mr = ibv_reg_mr(d->pd, mem, MEM, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!d->mr)
-		fprintf(stderr, "%s: no MR: %s\n", name, strerror(errno));
-	return !d->mr;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -708,7 +428,7 @@ int main(int argc, char **argv)
 		return 1;
 	use(&here);
 	if (argc > 2 && !strcmp(argv[2], "reassembly")) {
-		reassembly();
+		failures += reassembly();
 		goto out;
 	}
 	example_a();
@@ -719,6 +439,7 @@ int main(int argc, char **argv)
 	xrc();
 	bad_inputs();
 out:
+	failures += common_failures();
 	printf("sroce_mp_wr: %s (%d failed)\n", failures ? "FAILED" : "all passed", failures);
 	return failures ? 1 : 0;
 }

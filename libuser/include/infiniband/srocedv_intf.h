@@ -194,6 +194,15 @@ struct srocedv_wc_path {
 struct srocedv_wc_ts {
 	uint64_t timestamp;      /* ns, as ibv_wc_read_completion_ts */
 };
+/* The multi-packet poll variant (issue 19, beyond the seed's parts): the
+ * byte offset of the data in the receive WR's buffer, as
+ * srocedv_wc_read_mp_wr_offset, and the opcode, which tells a
+ * SROCEDV_WC_RECV_NOP from data. The MORE_IN_MSG, CONSUMED and INCOMPLETE
+ * flags are in the base part's wc_flags. */
+struct srocedv_wc_mp_wr {
+	uint32_t offset;
+	uint32_t opcode;         /* enum ibv_wc_opcode, or SROCEDV_WC_RECV_NOP */
+};
 
 enum srocedv_wc_format {
 	SROCEDV_WC_BASE = 1 << 0,
@@ -202,8 +211,10 @@ enum srocedv_wc_format {
 	SROCEDV_WC_SOURCE = 1 << 3,
 	SROCEDV_WC_PATH = 1 << 4,
 	SROCEDV_WC_TS = 1 << 5,
+	SROCEDV_WC_MP_WR = 1 << 6, /* beyond the seed: a CQ with SROCEDV_WC_EX_WITH_MP_WR */
 };
-#define SROCEDV_WC_FORMAT_ALL 0x3full
+#define SROCEDV_WC_FORMAT_ALL 0x3full /* the seed's parts: valid on a CQ with timestamps */
+#define SROCEDV_WC_FORMAT_ALL_MP (SROCEDV_WC_FORMAT_ALL | SROCEDV_WC_MP_WR)
 
 /* The offset of part `which` (one SROCEDV_WC_* bit) in a completion of
  * format `mask`, or with which == 0 the completion's size: the selected
@@ -212,9 +223,9 @@ static inline size_t srocedv_wc_format_offset(uint64_t mask, uint64_t which)
 {
 	/* Straight-line, so that a constant mask folds to constants. */
 	const size_t imm = 16;
-	size_t dest, source, path, ts, end;
+	size_t dest, source, path, ts, mp, end;
 
-	if (!(mask & SROCEDV_WC_BASE) || (mask & ~SROCEDV_WC_FORMAT_ALL))
+	if (!(mask & SROCEDV_WC_BASE) || (mask & ~SROCEDV_WC_FORMAT_ALL_MP))
 		return 0;
 	dest = imm + ((mask & SROCEDV_WC_IMM) ? 4 : 0);
 	source = dest + ((mask & SROCEDV_WC_DEST) ? 4 : 0);
@@ -223,6 +234,9 @@ static inline size_t srocedv_wc_format_offset(uint64_t mask, uint64_t which)
 	ts = (end + 7) & ~(size_t)7;
 	if (mask & SROCEDV_WC_TS)
 		end = ts + 8;
+	mp = (end + 3) & ~(size_t)3;
+	if (mask & SROCEDV_WC_MP_WR)
+		end = mp + 8;
 	switch (which) {
 	case 0:
 		return (end + 7) & ~(size_t)7; /* BASE's 8-byte alignment */
@@ -236,6 +250,8 @@ static inline size_t srocedv_wc_format_offset(uint64_t mask, uint64_t which)
 		return path;
 	case SROCEDV_WC_TS:
 		return ts;
+	case SROCEDV_WC_MP_WR:
+		return mp;
 	default: /* SROCEDV_WC_BASE */
 		return 0;
 	}

@@ -6,13 +6,13 @@
  *
  * 1. The layout: srocedv_wc_format_size/offset are those of a C struct of
  *    the selected parts.
- * 2. poll_formatted, for all 32 formats and both locking modes, writes what
- *    ibv_poll_cq reads, at those offsets, into an unaligned buffer, in
+ * 2. poll_formatted, for all 64 formats and both locking modes, writes what
+ *    ibv_poll_cq reads (and the CQE's multi-packet offset), at those offsets, into an unaligned buffer, in
  *    random batches with the ring wrapping; it stops at an error CQE
  *    (-EIO when first, until ibv_poll_cq takes it) and refuses a buffer
  *    too small (-EINVAL); poll_num counts what is ready.
  * 3. srocedv_modify_cq: a format needs BASE, no unknown bit, TS only with
- *    timestamps; no new format (EBUSY), no destroy (EBUSY) while a table
+ *    timestamps, MP_WR only with SROCEDV_WC_EX_WITH_MP_WR; no new format (EBUSY), no destroy (EBUSY) while a table
  *    is held; the query needs a format first.
  */
 #include <errno.h>
@@ -49,8 +49,10 @@ static void produce(struct fake_cq *f, uint8_t status)
 	memset(c, 0, sizeof(*c));
 	c->wr_id = rnd();
 	c->status = status;
-	c->opcode = IBV_WC_RECV;
-	c->flags = (uint16_t)(rnd() & (SROCE_CQE_WITH_IMM | SROCE_CQE_GRH));
+	c->opcode = rnd() % 3 ? IBV_WC_RECV : SROCE_CQE_OP_RECV_NOP;
+	c->flags = (uint16_t)(rnd() & (SROCE_CQE_WITH_IMM | SROCE_CQE_GRH | SROCE_CQE_MP_MORE_IN_MSG |
+				       SROCE_CQE_MP_CONSUMED | SROCE_CQE_MP_INCOMPLETE));
+	c->mp_offset = (uint32_t)rnd();
 	c->byte_len = (uint32_t)rnd();
 	c->imm_or_inv = (uint32_t)rnd();
 	c->qp_num = (uint32_t)rnd() & 0xffffff;
@@ -67,7 +69,8 @@ static void get(const uint8_t *rec, uint64_t fmt, uint64_t part, void *out, size
 }
 
 /* One formatted completion against ibv_poll_cq's view of the same CQE. */
-static void check_formatted(const uint8_t *rec, uint64_t fmt, const struct ibv_wc *wc, uint64_t ts)
+static void check_formatted(const uint8_t *rec, uint64_t fmt, const struct ibv_wc *wc,
+			    const struct sroce_cqe *cqe)
 {
 	struct srocedv_wc_base base;
 
@@ -101,7 +104,13 @@ static void check_formatted(const uint8_t *rec, uint64_t fmt, const struct ibv_w
 		uint64_t t;
 
 		get(rec, fmt, SROCEDV_WC_TS, &t, sizeof(t));
-		CHECK(t == ts);
+		CHECK(t == cqe->timestamp);
+	}
+	if (fmt & SROCEDV_WC_MP_WR) {
+		struct srocedv_wc_mp_wr mp;
+
+		get(rec, fmt, SROCEDV_WC_MP_WR, &mp, sizeof(mp));
+		CHECK(mp.offset == cqe->mp_offset && mp.opcode == wc->opcode);
 	}
 }
 
@@ -125,6 +134,21 @@ static void test_format_layout(void)
 		struct srocedv_wc_imm imm;
 		struct srocedv_wc_path path;
 	};
+	struct all_mp {
+		struct srocedv_wc_base base;
+		struct srocedv_wc_imm imm;
+		struct srocedv_wc_dest dest;
+		struct srocedv_wc_source source;
+		struct srocedv_wc_path path;
+		struct srocedv_wc_ts ts;
+		struct srocedv_wc_mp_wr mp;
+	};
+	struct base_path_mp {
+		struct srocedv_wc_base base;
+		struct srocedv_wc_path path;
+		struct srocedv_wc_mp_wr mp;
+	};
+	const uint64_t path_mp = SROCEDV_WC_BASE | SROCEDV_WC_PATH | SROCEDV_WC_MP_WR;
 
 	CHECK(srocedv_wc_format_size(SROCEDV_WC_FORMAT_ALL) == sizeof(struct all));
 	CHECK(srocedv_wc_format_offset(SROCEDV_WC_FORMAT_ALL, SROCEDV_WC_TS) == offsetof(struct all, ts));
@@ -137,7 +161,11 @@ static void test_format_layout(void)
 	CHECK(srocedv_wc_format_offset(SROCEDV_WC_BASE | SROCEDV_WC_IMM | SROCEDV_WC_PATH, SROCEDV_WC_PATH) ==
 	      offsetof(struct base_imm_path, path));
 	CHECK(srocedv_wc_format_size(SROCEDV_WC_BASE) == sizeof(struct srocedv_wc_base));
-	CHECK(srocedv_wc_format_size(SROCEDV_WC_IMM) == 0 && srocedv_wc_format_size(1u << 6 | 1) == 0);
+	CHECK(srocedv_wc_format_size(SROCEDV_WC_FORMAT_ALL_MP) == sizeof(struct all_mp));
+	CHECK(srocedv_wc_format_offset(SROCEDV_WC_FORMAT_ALL_MP, SROCEDV_WC_MP_WR) == offsetof(struct all_mp, mp));
+	CHECK(srocedv_wc_format_size(path_mp) == sizeof(struct base_path_mp));
+	CHECK(srocedv_wc_format_offset(path_mp, SROCEDV_WC_MP_WR) == offsetof(struct base_path_mp, mp));
+	CHECK(srocedv_wc_format_size(SROCEDV_WC_IMM) == 0 && srocedv_wc_format_size(1u << 7 | 1) == 0);
 }
 
 static void test_formatted(void)
@@ -145,13 +173,13 @@ static void test_formatted(void)
 	static struct fake_cq f, ref;
 	uint8_t buf[8 * 64 + 7];
 
-	for (uint64_t fmt = SROCEDV_WC_BASE; fmt <= SROCEDV_WC_FORMAT_ALL; fmt += 2) {
+	for (uint64_t fmt = SROCEDV_WC_BASE; fmt <= SROCEDV_WC_FORMAT_ALL_MP; fmt += 2) {
 		size_t size = srocedv_wc_format_size(fmt);
 		struct srocedv_cq_attr attr = { .format_mask = fmt };
 		uint32_t single = fmt & 2 ? SROCEDV_INTF_FLAG_SINGLE_THREADED : 0;
 		const struct srocedv_cq_formatted_ops *ops;
 
-		cq_init(&f, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+		cq_init(&f, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | SROCEDV_WC_EX_WITH_MP_WR);
 		cq_init(&ref, 0);
 		CHECK(srocedv_modify_cq(&f.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == 0);
 		ops = query(&f.cq.vcq.cq, SROCEDV_INTF_CQ_FORMATTED, single, 0);
@@ -164,19 +192,19 @@ static void test_formatted(void)
 		for (int round = 0; round < 200; round++) {
 			int n = (int)(rnd() % 9), got;
 			struct ibv_wc wc[9];
-			uint64_t ts[9];
+			struct sroce_cqe cqe[9];
 
 			for (int i = 0; i < n; i++) {
 				produce(&f, IBV_WC_SUCCESS);
 				ref.entries[ref.hdr.producer & ref.cq.ring.mask] = f.entries[(f.hdr.producer - 1) & f.cq.ring.mask];
-				ts[i] = f.entries[(f.hdr.producer - 1) & f.cq.ring.mask].timestamp;
+				cqe[i] = f.entries[(f.hdr.producer - 1) & f.cq.ring.mask];
 				ref.hdr.producer++;
 			}
 			CHECK(ops->poll_num(&f.cq.vcq.cq) == n);
 			got = ops->poll_formatted(&f.cq.vcq.cq, buf + 1, (size_t)(n ? n : 1) * size + size - 1);
 			CHECK(got == n && sroce_poll_cq(&ref.cq.vcq.cq, n, wc) == n);
 			for (int i = 0; i < n && got == n; i++)
-				check_formatted(buf + 1 + (size_t)i * size, fmt, &wc[i], ts[i]);
+				check_formatted(buf + 1 + (size_t)i * size, fmt, &wc[i], &cqe[i]);
 			CHECK(f.hdr.consumer == f.hdr.producer);
 		}
 		/* Two good, an error, one good: 2, then -EIO until ibv_poll_cq
@@ -219,7 +247,9 @@ static void test_cq_checks(void)
 	CHECK(query(&cq.cq.vcq.cq, SROCEDV_INTF_CQ_FORMATTED, 0, 0) == NULL && errno == EINVAL);
 	attr.format_mask = SROCEDV_WC_IMM;
 	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
-	attr.format_mask = SROCEDV_WC_BASE | (1u << 6);
+	attr.format_mask = SROCEDV_WC_BASE | (1u << 7);
+	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
+	attr.format_mask = SROCEDV_WC_BASE | SROCEDV_WC_MP_WR;
 	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
 	attr.format_mask = SROCEDV_WC_BASE | SROCEDV_WC_TS;
 	CHECK(srocedv_modify_cq(&cq.cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == EINVAL);
