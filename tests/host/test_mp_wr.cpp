@@ -45,6 +45,20 @@ void send(Fixture &f, Qp &q, Buffer &from, size_t off, unsigned int len, uint64_
 }
 
 bool has(const sroce_cqe &c, unsigned int flag) { return c.flags & flag; }
+
+// The usual setup: QP qa of `type` on node a sends to qb on node b, whose RQ
+// is multi-packet (wr_sz, align); src on a, dst on b. Connecting is the
+// test's, since the timers differ.
+struct MpPair {
+	Fixture f;
+	Node &a, &b;
+	Qp &qa, &qb;
+	Buffer &src, &dst;
+	MpPair(uint64_t seed, unsigned int type, unsigned int wr_sz, unsigned int align, size_t src_len,
+	       size_t dst_len)
+		: f(seed), a(f.node(0)), b(f.node(1)), qa(f.qp(a, type)), qb(f.qp_mp(b, type, wr_sz, align)),
+		  src(f.buffer(a, src_len, all_access)), dst(f.buffer(b, dst_len, all_access)) {}
+};
 } // namespace
 
 TEST_CASE("mp-wr: sizes are rounded up, and refused above the caps", "[mp_wr]") {
@@ -103,12 +117,9 @@ TEST_CASE("mp-wr: the core refuses sizes not rounded, an SRQ's QP and an XRC tar
 }
 
 TEST_CASE("mp-wr: the seed's Example A (64 KiB buffers, 512 B alignment, MTU 4096)", "[mp_wr][rc]") {
-	Fixture f(71);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 65536, 512);
+	MpPair p(71, ib::qpt_rc, 65536, 512, 65536, 2 * 65536);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096);
-	Buffer &src = f.buffer(a, 65536, all_access);
-	Buffer &dst = f.buffer(b, 2 * 65536, all_access);
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 65536)}) == 0);
 	REQUIRE(f.post_recv(qb, 2, {sge_of(f, b, dst, 65536, 65536)}) == 0);
 
@@ -160,12 +171,9 @@ TEST_CASE("mp-wr: the seed's Example A (64 KiB buffers, 512 B alignment, MTU 409
 }
 
 TEST_CASE("mp-wr: a buffer without room for the next packet is released as a RECV_NOP", "[mp_wr][rc]") {
-	Fixture f(72);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 4608, 512);
+	MpPair p(72, ib::qpt_rc, 4608, 512, 8192, 2 * 4608);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096);
-	Buffer &src = f.buffer(a, 8192, all_access);
-	Buffer &dst = f.buffer(b, 2 * 4608, all_access);
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 4608)}) == 0);
 	REQUIRE(f.post_recv(qb, 2, {sge_of(f, b, dst, 4608, 4000), sge_of(f, b, dst, 4608 + 4000, 608)}) == 0);
 	send(f, qa, src, 0, 1000);
@@ -185,12 +193,9 @@ TEST_CASE("mp-wr: a buffer without room for the next packet is released as a REC
 }
 
 TEST_CASE("mp-wr: RC out of buffers within a message answers RNR and resumes there", "[mp_wr][rc][rnr]") {
-	Fixture f(73);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 8192, 4096);
+	MpPair p(73, ib::qpt_rc, 8192, 4096, 16384, 2 * 8192);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096);
-	Buffer &src = f.buffer(a, 16384, all_access);
-	Buffer &dst = f.buffer(b, 2 * 8192, all_access);
 	std::vector<std::string> seen;
 	tap_names(f, b.id, seen);
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192)}) == 0);
@@ -218,12 +223,9 @@ TEST_CASE("mp-wr: RC out of buffers within a message answers RNR and resumes the
 
 TEST_CASE("mp-wr: an RC message that outruns every buffer ends in RNR_RETRY_EXC_ERR, nothing placed outside",
 	  "[mp_wr][rc][rnr]") {
-	Fixture f(79);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 8192, 4096);
+	MpPair p(79, ib::qpt_rc, 8192, 4096, 16384, 8192);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096, 0, 0, 10, 7, 2); // rnr_retry 2
-	Buffer &src = f.buffer(a, 16384, all_access);
-	Buffer &dst = f.buffer(b, 8192, all_access);
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192)}) == 0);
 	send(f, qa, src, 0, 12000, 7);
 	std::vector<sroce_cqe> ca;
@@ -238,12 +240,9 @@ TEST_CASE("mp-wr: an RC message that outruns every buffer ends in RNR_RETRY_EXC_
 }
 
 TEST_CASE("mp-wr: UC out of buffers within a message ends it with MP_INCOMPLETE", "[mp_wr][uc]") {
-	Fixture f(74);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_uc), &qb = f.qp_mp(b, ib::qpt_uc, 8192, 4096);
+	MpPair p(74, ib::qpt_uc, 8192, 4096, 16384, 2 * 8192);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096);
-	Buffer &src = f.buffer(a, 16384, all_access);
-	Buffer &dst = f.buffer(b, 2 * 8192, all_access);
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192)}) == 0);
 	send(f, qa, src, 0, 12000);
 	auto c = wait_recvs(f, a, b, 3);
@@ -262,13 +261,10 @@ TEST_CASE("mp-wr: UC out of buffers within a message ends it with MP_INCOMPLETE"
 }
 
 TEST_CASE("mp-wr: UD datagrams each take their GRH and payload at the next boundary", "[mp_wr][ud]") {
-	Fixture f(75);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_ud), &qb = f.qp_mp(b, ib::qpt_ud, 8192, 256);
+	MpPair p(75, ib::qpt_ud, 8192, 256, 4096, 8192);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.to_ud_rts(qa, 0x11);
 	f.to_ud_rts(qb, 0x11);
-	Buffer &src = f.buffer(a, 4096, all_access);
-	Buffer &dst = f.buffer(b, 8192, all_access);
 	REQUIRE(f.post_recv(qb, 7, {sge_of(f, b, dst, 0, 8192)}) == 0);
 	sroce_core_ah *ah = f.ah(a, b);
 	for (unsigned int i = 0; i < 2; i++) {
@@ -288,12 +284,9 @@ TEST_CASE("mp-wr: UD datagrams each take their GRH and payload at the next bound
 
 TEST_CASE("mp-wr: a WRITE with immediate completes on the buffer in use without taking its bytes",
 	  "[mp_wr][rc][write]") {
-	Fixture f(76);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 8192, 512);
+	MpPair p(76, ib::qpt_rc, 8192, 512, 8192, 8192);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096);
-	Buffer &src = f.buffer(a, 8192, all_access);
-	Buffer &dst = f.buffer(b, 8192, all_access);
 	Buffer &mr = f.buffer(b, 8192, all_access);
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192)}) == 0);
 	send(f, qa, src, 0, 100);
@@ -315,12 +308,9 @@ TEST_CASE("mp-wr: a WRITE with immediate completes on the buffer in use without 
 }
 
 TEST_CASE("mp-wr: a WQE whose SGEs are not the buffer size completes in error, nothing placed", "[mp_wr][bad]") {
-	Fixture f(77);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 8192, 512);
+	MpPair p(77, ib::qpt_rc, 8192, 512, 8192, 16384);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096, 0, 0, 10, 7, 0);
-	Buffer &src = f.buffer(a, 8192, all_access);
-	Buffer &dst = f.buffer(b, 16384, all_access);
 	std::vector<unsigned char> before(dst.data, dst.data + dst.len);
 	// A hostile poster's WQE: 8 KiB + 4 KiB.
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192), sge_of(f, b, dst, 8192, 4096)}) == 0);
@@ -336,12 +326,9 @@ TEST_CASE("mp-wr: a WQE whose SGEs are not the buffer size completes in error, n
 }
 
 TEST_CASE("mp-wr: the error state flushes the buffer in use, then the posted ones", "[mp_wr][flush]") {
-	Fixture f(78);
-	Node &a = f.node(0), &b = f.node(1);
-	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 8192, 512);
+	MpPair p(78, ib::qpt_rc, 8192, 512, 8192, 16384);
+	auto &[f, a, b, qa, qb, src, dst] = p;
 	f.connect(qa, qb, ib::mtu_4096);
-	Buffer &src = f.buffer(a, 8192, all_access);
-	Buffer &dst = f.buffer(b, 16384, all_access);
 	REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192)}) == 0);
 	REQUIRE(f.post_recv(qb, 2, {sge_of(f, b, dst, 8192, 8192)}) == 0);
 	send(f, qa, src, 0, 100);

@@ -254,13 +254,7 @@ struct OneWq {
 
 TEST_CASE("rss: WQ states: RESET drops, ERR flushes, and only the allowed moves are made", "[rss][wq]") {
 	OneWq o(94);
-	Fixture &f = o.f;
-	Node &b = o.b;
-	RssSetup &s = o.s;
-	TestWq &w = o.w;
-	tfx::Qp &q = o.q;
-	sroce_core_ah *ah = o.ah;
-	Buffer &src = o.src;
+	auto &[f, a, b, s, w, q, ah, src] = o;
 
 	CHECK(sroce_core_wq_state(w.wq) == ib::wqs_rdy);
 	CHECK(w.modify(f, ib::wqs_reset, ib::wqs_err) == -EINVAL); // the stated current state is wrong
@@ -309,13 +303,7 @@ TEST_CASE("rss: WQ states: RESET drops, ERR flushes, and only the allowed moves 
 
 TEST_CASE("rss: a malformed WQE completes in error and the WQ goes to ERR with WQ_FATAL", "[rss][wq]") {
 	OneWq o(95);
-	Fixture &f = o.f;
-	Node &b = o.b;
-	RssSetup &s = o.s;
-	TestWq &w = o.w;
-	tfx::Qp &q = o.q;
-	sroce_core_ah *ah = o.ah;
-	Buffer &src = o.src;
+	auto &[f, a, b, s, w, q, ah, src] = o;
 	// The first posted WQE's num_sge rewritten in the ring, as a hostile
 	// owner of a user ring could.
 	auto *slot = reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(w.ring.mem) + SROCE_RING_ENTRIES_OFFSET);

@@ -134,13 +134,8 @@ static void test_format_layout(void)
 		struct srocedv_wc_imm imm;
 		struct srocedv_wc_path path;
 	};
-	struct all_mp {
-		struct srocedv_wc_base base;
-		struct srocedv_wc_imm imm;
-		struct srocedv_wc_dest dest;
-		struct srocedv_wc_source source;
-		struct srocedv_wc_path path;
-		struct srocedv_wc_ts ts;
+	struct all_mp { /* all's size is a multiple of 8, mp's alignment */
+		struct all seed_parts;
 		struct srocedv_wc_mp_wr mp;
 	};
 	struct base_path_mp {
