@@ -441,13 +441,17 @@ struct sroce_create_srq_resp {
  * user space's only. The ring is a receive queue's (WQ-P1 as RQ-P1). */
 struct sroce_create_wq_req {
 	__u64 comp_mask;
+	__u32 mp_wr_buffer_sz;   /* SROCE_CREATE_REQ_MP_WR, as an SRQ's */
+	__u32 mp_packet_align_sz;
 };
-#define SROCE_CREATE_WQ_REQ_MASK 0ull
+#define SROCE_CREATE_WQ_REQ_MASK SROCE_CREATE_REQ_MP_WR
 
 struct sroce_create_wq_resp {
 	struct sroce_ring_info ring; /* entries are struct sroce_wqe + SGEs */
 	__u32 wqn;
 	__u32 reserved;
+	__u32 mp_wr_buffer_sz;   /* in use (0: not a multi-packet queue) */
+	__u32 mp_packet_align_sz;
 };
 
 struct sroce_create_ah_resp {
