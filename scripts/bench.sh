@@ -9,10 +9,12 @@
 #
 # Defaults: 3 runs per figure, 4 s bandwidth runs, 300 latency exchanges;
 # 126 perftest runs of ~16 s each under TCG, then the programs' runs of
-# ~7 s each (sroce_post_rate: 12; sroce_bench_column, a matrix column sent
-# three ways: 30), about 40 min in all: run it on a quiet machine.
+# ~7 s each (sroce_post_rate: 15; sroce_mp_rate, ordinary against
+# multi-packet receives: 9; sroce_bench_column, a matrix column sent three
+# ways: 30), about 40 min in all: run it on a quiet machine.
 # --filter selects cases ("TEST BYTES QPS", extended regex, e.g.
-# 'ib_write_bw 65536 1|_lat', 'post_rate', 'column', 'column_sge 32768'),
+# 'ib_write_bw 65536 1|_lat', 'post_rate', 'mp_rate', 'column',
+# 'column_sge 32768'),
 # for a quick look (a few minutes); the page then shows only those rows:
 # give a filtered run its own --doc (and --out) and copy its section into
 # Documentation/benchmarks.md by hand, or the whole page is replaced.
@@ -72,13 +74,13 @@ column -t -s "$(printf '\t')" "$out/intf.tsv"
 
 # Boot, setup and ~16 s per bandwidth run (duration 4), ~10 s per latency
 # run, both drivers, with a margin: TCG on a busy host is slow; then the
-# programs' 14 runs per round (post_rate 4, column 10), each with a setup
-# (sroce_bench_column registers a 128 MiB matrix).
+# programs' 18 runs per round (post_rate 5, mp_rate 3, column 10), each
+# with a setup (sroce_bench_column registers a 128 MiB matrix).
 # The loss section: 8 sroce_integrity runs per round, each up to 300 s (rxe
 # at 10% loss waits out many timeouts).
 # The profiles: 4 runs, each with a perf report after it; the QP churn
 # runs up to 1200 s each.
-timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15) + runs * 14 * (duration + 30) + runs * 8 * 300 + 4 * (duration + 120) + runs * 2 * 1200))
+timeout=$((300 + runs * 2 * (18 * (duration + 14) + 3 * 15) + runs * 18 * (duration + 30) + runs * 8 * 300 + 4 * (duration + 120) + runs * 2 * 1200))
 lock=()
 [ -n "${VM_LOCK:-}" ] && lock=(flock "$VM_LOCK")
 kargs=()

@@ -163,25 +163,45 @@ for t in ib_send_lat ib_write_lat ib_read_lat; do
 	case_ $t 8 1 -s 8 -n "$lat_iters" -C
 done
 
+# rate PROG NAME DRV MODE RUN: one run of a 64-byte message-rate program
+# (sroce_post_rate, sroce_mp_rate) from dev2 to dev1 for $dur seconds: one
+# process holds both ends (every device is visible from init_net), pinned
+# to CPU 1; row "NAME_MODE 64 1" in runs.tsv.
+rate() {
+	local prog=$1 t=$2_$4 drv=$3 mode=$4 run=$5 rc
+	local f="$out/raw/$drv.$t.64.q1.$run"
+	timeout 200 taskset -c 1 "$PROGS/$prog" "${dev2[$drv]}" "${dev1[$drv]}" "$mode" "$dur" >"$f" 2>&1
+	rc=$?
+	record "$drv" "$t" 64 1 "$run" "0/$rc" "$f"
+	echo "$(date +%T) $drv $t run $run: exit $rc, $(grep -E '^ +64 +[0-9]|^recv_posts|^FAIL' "$f" | tr -s ' ' | tr '\n' ' ')"
+}
+
 # The 64-byte WRITE message rate by posting interface, ibv_post_send
 # against the ibv_wr_* builders and (sroce only) the interface families
-# (tests/progs/sroce_post_rate.c): one
-# process holds both ends (every device is visible from init_net), pinned
-# to CPU 1; rows "post_rate_post|post_rate_wr|post_rate_family 64 1" in runs.tsv.
-post_rate() {
-	local drv=$1 mode=$2 run=$3 rc
-	local f="$out/raw/$drv.post_rate_$mode.64.q1.$run"
-	timeout 200 taskset -c 1 "$PROGS/sroce_post_rate" "${dev2[$drv]}" "${dev1[$drv]}" "$mode" "$dur" >"$f" 2>&1
-	rc=$?
-	record "$drv" "post_rate_$mode" 64 1 "$run" "0/$rc" "$f"
-	echo "$(date +%T) $drv post_rate_$mode run $run: exit $rc, $(tail -1 "$f" | tr -s ' ')"
-}
+# (tests/progs/sroce_post_rate.c); rows
+# "post_rate_post|post_rate_wr|post_rate_family 64 1".
 for mode in post wr family; do
 	echo "post_rate_$mode 64 1" | grep -qE -- "$filter" || continue
 	for r in $(seq 1 "$runs"); do
-		post_rate sroce $mode "$r"
+		rate sroce_post_rate post_rate sroce $mode "$r"
 		# rxe has no interface families (srocedv_query_intf is sroce's).
-		[ $mode = family ] || post_rate rxe $mode "$r"
+		[ $mode = family ] || rate sroce_post_rate post_rate rxe $mode "$r"
+	done
+done
+
+# The 64-byte SEND receive rate and the receive WRs posted per packet:
+# ordinary receive WRs of 64 bytes (plain) against multi-packet WRs of
+# 1 MiB with 4 KiB alignment (mp, sroce only: issue 19's Example B, 256
+# packets a WR) (tests/progs/sroce_mp_rate.c); rows
+# "mp_rate_plain|mp_rate_mp 64 1", the raw file's last line
+# "recv_posts P packets N posts_per_packet X". The modes interleave: plain,
+# mp, plain, mp, ...
+for r in $(seq 1 "$runs"); do
+	for mode in plain mp; do
+		echo "mp_rate_$mode 64 1" | grep -qE -- "$filter" || continue
+		rate sroce_mp_rate mp_rate sroce $mode "$r"
+		# rxe has no multi-packet receive (srocedv's).
+		[ $mode = mp ] || rate sroce_mp_rate mp_rate rxe $mode "$r"
 	done
 done
 

@@ -18,6 +18,9 @@ BW_TESTS = ("ib_send_bw", "ib_write_bw", "ib_read_bw")
 LAT_TESTS = ("ib_send_lat", "ib_write_lat", "ib_read_lat")
 # tests/progs/sroce_post_rate: 64 B WRITE message rate (Mpps) by posting interface.
 POST_TESTS = ("post_rate_post", "post_rate_wr", "post_rate_family")
+# tests/progs/sroce_mp_rate: 64 B SEND receive rate (Mpps) and receive WRs
+# posted per packet, ordinary receives against multi-packet ones (Example B).
+MP_TESTS = ("mp_rate_plain", "mp_rate_mp")
 # tests/progs/sroce_bench_column: one matrix column (BYTES = ROWS * 8) by way,
 # in columns per second.
 COLUMN_TESTS = ("column_mw", "column_sge", "column_pack")
@@ -239,6 +242,60 @@ def parse_loss(path):
     return out
 
 
+def parse_mp_posts(path):
+    """sroce_mp_rate's receive WRs posted per received packet (its
+    "recv_posts P packets N posts_per_packet X" line), or None."""
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return None
+    m = re.search(r"^recv_posts (\d+) packets (\d+) ", text, re.M)
+    return int(m.group(1)) / int(m.group(2)) if m and int(m.group(2)) else None
+
+
+def add_mp_rate_section(add, stat, fails, mp_posts):
+    """sroce_mp_rate: the receive rate and the receive posts per packet,
+    ordinary receives (sroce, rxe) against multi-packet ones (sroce)."""
+    cases = (("sroce", "mp_rate_plain"), ("sroce", "mp_rate_mp"), ("rxe", "mp_rate_plain"))
+    got = {c: stat((c[0], c[1], 64, 1)) for c in cases}
+    if not any(got.values()) and not any(fails.get((d, t, 64, 1)) for d, t in cases):
+        return
+    posts = {c: statistics.median(mp_posts[(c[0], c[1], 64, 1)]) if mp_posts.get((c[0], c[1], 64, 1)) else None
+             for c in cases}
+    add("### Receiving: ordinary receive WRs against multi-packet WRs")
+    add("")
+    add("`tests/progs/sroce_mp_rate.c`: one RC QP, 64-byte SENDs, up to 128 outstanding, posted 16 at a")
+    add("time, every 16th signaled. The receiving QP takes them into ordinary receive WRs of 64 bytes")
+    add("(256 posted, each reposted as its completion is polled), or into multi-packet WRs of 1 MiB")
+    add("with 4 KiB alignment (issue 19's Example B, `Documentation/mp-wr.md`: 256 packets a WR; 4")
+    add("posted, each reposted on its `CONSUMED` completion). Every message's length and number and")
+    add("every 32nd message's bytes are checked. Received messages per second over the middle of the")
+    add("run, in millions, and the receive WRs posted (`ibv_post_recv`) per received packet over the")
+    add("same time. rxe has no multi-packet receive.")
+    add("")
+    add("| receives | driver | message rate | receive posts per packet | runs ok |")
+    add("|---|---|---:|---:|---|")
+    names = {"mp_rate_plain": "ordinary, 64 B each", "mp_rate_mp": "multi-packet, 1 MiB / 4 KiB"}
+
+    def rate(x):
+        return "-" if x is None else f"{x[0]:.4f} Mpps [{x[1]:.4f}-{x[2]:.4f}]"
+
+    def per(v):
+        return "-" if v is None else f"{v:.4f}"
+    for c in cases:
+        x = got[c]
+        n = x[3] if x else 0
+        add(f"| {names[c[1]]} | {c[0]} | {rate(x)} | {per(posts[c])} | {n}/{n + fails.get((c[0], c[1], 64, 1), 0)} |")
+    pl, mp = ("sroce", "mp_rate_plain"), ("sroce", "mp_rate_mp")
+    if got[pl] and got[mp]:
+        fewer = f"{posts[pl] / posts[mp]:.0f}x fewer" if posts[pl] and posts[mp] else "-"
+        add(f"| multi-packet / ordinary | sroce | {got[mp][0] / got[pl][0]:.2f}x | {fewer} | |")
+    rx = ("rxe", "mp_rate_plain")
+    if got[mp] and got[rx]:
+        add(f"| sroce multi-packet / rxe ordinary | | {got[mp][0] / got[rx][0]:.2f}x | | |")
+    add("")
+
+
 def parse_column(path):
     """sroce_bench_column's result: {"rate": columns/s, "bind_us": the
     window's bind or None}, or None."""
@@ -345,7 +402,7 @@ def main():
         pass
 
     # (driver, test, bytes, qps) -> list of values; failures counted apart.
-    vals, fails, binds, col_wrs, loss_ctrs = {}, {}, {}, {}, {}
+    vals, fails, binds, col_wrs, loss_ctrs, mp_posts = {}, {}, {}, {}, {}, {}
     for line in open(os.path.join(vm, "runs.tsv")):
         f = line.rstrip("\n").split("\t")
         if len(f) < 7:
@@ -378,9 +435,15 @@ def main():
                 if v is not None and r["unit"] == "cycles":
                     v = v / tsc if tsc else None
             else:
-                v = r["rate"] if test in POST_TESTS else r["bw"]
+                v = r["rate"] if test in POST_TESTS + MP_TESTS else r["bw"]
                 if v is not None and v <= 0:
                     v = None  # perftest printed a row but measured nothing
+                if v is not None and test in MP_TESTS:
+                    per = parse_mp_posts(os.path.join(vm, raw))
+                    if per is None:
+                        v = None
+                    else:
+                        mp_posts.setdefault(key, []).append(per)
         if v is None:
             fails[key] = fails.get(key, 0) + 1
         else:
@@ -511,6 +574,8 @@ def main():
             ratio = f"{a[0] / b[0]:.2f}" if a and b and b[0] else "-"
             add(f"| {names[t]} | {c(a)} | {c(b)} | {ratio} |")
         add("")
+
+    add_mp_rate_section(add, stat, fails, mp_posts)
 
     col_rows = [(rows, t, stat(("sroce", t, rows * 8, 1)), stat(("rxe", t, rows * 8, 1)))
                 for rows in COLUMN_ROWS for t in COLUMN_TESTS]

@@ -22,11 +22,11 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <infiniband/srocedv.h>
 
 #include "progs_common.h"
+#include "rate_common.h"
 
 enum { BYTES = 64, DEPTH = 128, BATCH = 16 };
 
@@ -35,14 +35,6 @@ struct end {
 	struct ibv_mr *mr;
 	uint8_t *buf;
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static int end_init(struct end *e, const char *dev, bool ex)
 {
@@ -88,10 +80,13 @@ static int family_tables(void)
 
 enum mode { POST, WR, FAMILY };
 
+static enum mode mode;
+static uint64_t posted;
+
 /* BATCH WRITEs from A to B, the last signaled. Not inlined: make bench
  * counts the instructions under it by name (callgrind,
  * scripts/bench/in-vm.sh's post_ir). */
-static __attribute__((noinline)) int post_batch(enum mode mode)
+static __attribute__((noinline)) int post_batch(void)
 {
 	struct ibv_sge sge = { (uintptr_t)A.buf, BYTES, A.mr->lkey };
 
@@ -128,12 +123,22 @@ static __attribute__((noinline)) int post_batch(enum mode mode)
 	return ibv_post_send(A.q.qp, wr, &bad);
 }
 
+/* rate_send_step's post: a batch, counted. */
+static int post_counted(void)
+{
+	int err = post_batch();
+
+	if (!err)
+		posted += BATCH;
+	return err;
+}
+
 int main(int argc, char **argv)
 {
-	double t0, start, end, seconds;
-	uint64_t counted = 0, posted = 0;
+	double seconds;
+	struct rate_run run;
+	uint64_t counted = 0;
 	unsigned int batches_out = 0;
-	enum mode mode;
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s DEV PEER_DEV post|wr|family SECONDS\n", argv[0]);
@@ -148,43 +153,20 @@ int main(int argc, char **argv)
 		CHECK(0, "set up %s -> %s: %s", argv[1], argv[2], strerror(errno));
 		return 1;
 	}
-	t0 = now_s();
-	start = t0 + 1;
-	end = t0 + seconds - 1;
+	run = rate_run_begin(seconds);
 	for (;;) {
-		struct ibv_wc wc[8];
 		double t = now_s();
 		int n;
 
-		if (t >= t0 + seconds)
+		if (t >= run.stop)
 			break;
-		while (batches_out < DEPTH / BATCH) {
-			int err = post_batch(mode);
-
-			if (err) {
-				CHECK(0, "post (%s): %s", argv[3], strerror(err));
-				return 1;
-			}
-			batches_out++;
-			posted += BATCH;
-		}
-		n = ibv_poll_cq(A.q.cq, 8, wc);
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				CHECK(0, "completion: %s", ibv_wc_status_str(wc[i].status));
-				return 1;
-			}
-			batches_out--;
-			if (t >= start && t < end)
-				counted += BATCH;
-		}
+		n = rate_send_step(A.q.cq, &batches_out, DEPTH / BATCH, post_counted);
+		if (n < 0)
+			return 1;
+		if (rate_run_counts(&run, t))
+			counted += (uint64_t)n * BATCH;
 	}
-	double rate = (double)counted / (end - start);
-
-	printf("---------------------------------------------------------------------------------------\n");
-	printf(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n");
-	printf(" %-10d %-14llu %-18.2f %-20.2f %.6f\n", BYTES, (unsigned long long)counted, rate * BYTES / 1e6,
-	       rate * BYTES / 1e6, rate / 1e6);
+	rate_run_print(&run, BYTES, counted);
 	/* For the instruction count: the WRs under post_batch. */
 	fprintf(stderr, "posted %llu\n", (unsigned long long)posted);
 	return 0;
