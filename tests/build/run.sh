@@ -145,6 +145,21 @@ t "every exported srocedv_* function has a man page" 0 missing_pages "$top/libus
 t "... and the check names one that has none" "no page: srocedv_no_such_call" \
 	missing_pages "$top/libuser/man" srocedv_query_intf srocedv_no_such_call
 
+# libsroce1's Debian symbols file lists every exported function, so that a
+# package built against a newer symbol depends on the version that has it.
+missing_symbols() { # missing_symbols SYMBOLS_FILE SYMBOL...
+	local file=$1 sym rc=0
+	shift
+	for sym in "$@"; do
+		grep -q "^ $sym@SROCE_1.0 " "$file" || { echo "not in the symbols file: $sym"; rc=1; }
+	done
+	return $rc
+}
+t "the Debian symbols file lists every exported function" 0 \
+	missing_symbols "$top/scripts/pkg/debian/libsroce1.symbols" $syms
+t "... and the check names one it lacks" "not in the symbols file: srocedv_no_such_call" \
+	missing_symbols "$top/scripts/pkg/debian/libsroce1.symbols" srocedv_query_intf srocedv_no_such_call
+
 # The man pages render without a warning from man/groff (the .so aliases
 # point at a page that is checked itself).
 man_lint() { # man_lint PAGE...
