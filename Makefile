@@ -64,7 +64,7 @@ check-core: kmod
 
 # ---- provider (libsroce) ---------------------------------------------------
 USRC := $(wildcard $(TOP)/libuser/*.c)
-UHDR := $(wildcard $(TOP)/libuser/*.h $(TOP)/libuser/include/*/*.h) $(TOP)/abi/sroce-abi.h
+UHDR := $(wildcard $(TOP)/libuser/*.h $(TOP)/libuser/include/*/*.h) $(wildcard $(TOP)/abi/*.h)
 
 user: $(UOBJ)/libsroce.so.1 $(UOBJ)/libsroce-rdmav34.so $(UOBJ)/sroce.driver $(UOBJ)/abi-mismatch/libsroce-rdmav34.so \
 	$(UOBJ)/future-mask/libsroce.so.1

@@ -409,6 +409,9 @@ int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sroce_destroy_srq(struct ibv_srq *ibsrq);
 /* wq.c */
 struct ibv_wq *sroce_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *attr);
+/* srocedv_create_wq: req goes to the kernel as driver data. */
+struct ibv_wq *sroce_create_wq_req(struct ibv_context *ctx, struct ibv_wq_init_attr *attr,
+				   const struct sroce_create_wq_req *req);
 int sroce_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr);
 int sroce_destroy_wq(struct ibv_wq *ibwq);
 int sroce_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);

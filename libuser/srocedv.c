@@ -84,7 +84,8 @@ static int srocedv_create_check(struct ibv_context *ibctx, const void *attr, uin
 static int mp_wr_req(uint64_t comp_mask, const struct srocedv_mp_wr_attr *mp, uint32_t *buf, uint32_t *align)
 {
 	_Static_assert((uint64_t)SROCEDV_QP_INIT_ATTR_MP_WR == SROCE_CREATE_REQ_MP_WR &&
-			       (uint64_t)SROCEDV_SRQ_INIT_ATTR_MP_WR == SROCE_CREATE_REQ_MP_WR,
+			       (uint64_t)SROCEDV_SRQ_INIT_ATTR_MP_WR == SROCE_CREATE_REQ_MP_WR &&
+			       (uint64_t)SROCEDV_WQ_INIT_ATTR_MP_WR == SROCE_CREATE_REQ_MP_WR,
 		       "the srocedv comp_mask bits are the kernel request's");
 	if (!(comp_mask & SROCE_CREATE_REQ_MP_WR))
 		return 0;
@@ -203,6 +204,31 @@ struct ibv_srq *srocedv_create_srq_ex(struct ibv_context *ibctx, struct ibv_srq_
 	/* The PD is checked by the create (EINVAL without one). */
 	return srq_made(sroce_create_srq_ex_req(ibctx, srq_attr, &req), srq_attr->pd, srq_attr->srq_context, &req,
 			sroce_attr);
+}
+
+struct ibv_wq *srocedv_create_wq(struct ibv_context *ibctx, struct ibv_wq_init_attr *wq_attr,
+				 struct srocedv_wq_init_attr *sroce_attr)
+{
+	struct sroce_create_wq_req req = { .comp_mask = sroce_attr ? sroce_attr->comp_mask : 0 };
+	int err = srocedv_create_check(ibctx, wq_attr, req.comp_mask, SROCE_CREATE_WQ_REQ_MASK);
+	struct ibv_wq *wq;
+
+	if (!err && sroce_attr)
+		err = mp_wr_req(req.comp_mask, sroce_attr->mp_wr, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	wq = sroce_create_wq_req(ibctx, wq_attr, &req);
+	if (!wq)
+		return NULL;
+	/* What ibv_create_wq does after the provider's create_wq. */
+	wq->events_completed = 0;
+	pthread_mutex_init(&wq->mutex, NULL);
+	pthread_cond_init(&wq->cond, NULL);
+	if (req.comp_mask & SROCE_CREATE_REQ_MP_WR)
+		mp_wr_resp(sroce_attr->mp_wr, &to_swq(wq)->ring);
+	return wq;
 }
 
 void srocedv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,

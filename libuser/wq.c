@@ -34,10 +34,16 @@ int sroce_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr, struct ibv_r
 
 struct ibv_wq *sroce_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *attr)
 {
+	return sroce_create_wq_req(ctx, attr, NULL);
+}
+
+struct ibv_wq *sroce_create_wq_req(struct ibv_context *ctx, struct ibv_wq_init_attr *attr,
+				   const struct sroce_create_wq_req *req)
+{
 	struct {
 		struct ibv_create_wq ibv;
 		struct sroce_create_wq_req drv;
-	} cmd = {};
+	} cmd = { .drv = req ? *req : (struct sroce_create_wq_req){ 0 } };
 	struct {
 		struct ib_uverbs_ex_create_wq_resp ibv;
 		struct sroce_create_wq_resp drv;
@@ -50,6 +56,11 @@ struct ibv_wq *sroce_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr 
 	if (attr->wq_type != IBV_WQT_RQ || (attr->comp_mask & ~(uint32_t)IBV_WQ_INIT_ATTR_FLAGS) ||
 	    ((attr->comp_mask & IBV_WQ_INIT_ATTR_FLAGS) && attr->create_flags)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* A multi-packet WQ's CQ reads the offsets and flags. */
+	if (req && (req->comp_mask & SROCE_CREATE_REQ_MP_WR) && !sroce_cq_reads_mp(attr->cq)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	wq = calloc(1, sizeof(*wq));
@@ -67,6 +78,8 @@ struct ibv_wq *sroce_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr 
 	wq->max_sge = attr->max_sge < room ? attr->max_sge : room;
 	wq->ring.idx = wq->ring.hdr->producer;
 	wq->ring.peer = wq->ring.hdr->consumer;
+	wq->ring.mp_size = resp.drv.mp_wr_buffer_sz;
+	wq->ring.mp_align = resp.drv.mp_packet_align_sz;
 	sroce_spin_init(&wq->ring.lock);
 	wq->ibv_wq.post_recv = sroce_post_wq_recv;
 	wq->ibv_wq.state = IBV_WQS_RESET;

@@ -14,5 +14,5 @@ static_assert(sizeof(sroce_cqe) == 64);
 static_assert(sizeof(sroce_ring_info) == 24);
 static_assert(sizeof(sroce_create_qp_resp) == 64);
 static_assert(sizeof(sroce_create_qp_req) == 88 && sizeof(sroce_create_srq_req) == 16);
-static_assert(sizeof(sroce_create_wq_req) == 8 && sizeof(sroce_create_wq_resp) == 32);
+static_assert(sizeof(sroce_create_wq_req) == 16 && sizeof(sroce_create_wq_resp) == 40);
 static_assert(sizeof(sroce_create_srq_resp) == 40);

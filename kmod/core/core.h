@@ -215,6 +215,9 @@ struct sroce_core_wq_init {
 	int user;
 	/* The context whose RSS QPs may name it as their default WQ. */
 	struct sroce_core_ucontext *uctx;
+	/* Multi-packet receive: as sroce_core_srq_init's (both 0: ordinary). */
+	unsigned int mp_wr_buffer_sz;
+	unsigned int mp_packet_align_sz;
 };
 int sroce_core_wq_create(struct sroce_core_dev *dev, const struct sroce_core_wq_init *init,
 			 struct sroce_core_wq **out);

@@ -260,9 +260,10 @@ public:
 	QpnBlock *qpn_block() const { return block_.get(); } // a child's (qpn_block.h), or null
 	// A UD message's receive, shared by a UD QP's own queue and an RSS
 	// work queue (wq.h): its GRH area and payload scattered into w's SGEs
-	// (checked against pdn), giving the completion status; and the
+	// (checked against pdn) from offset, giving the status; and the
 	// completion of such a message.
-	static u8 place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx);
+	static constexpr u32 grh_len = 40;
+	static u8 place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx, u32 offset = 0);
 	static void fill_ud_recv_cqe(sroce_cqe &c, u64 wr_id, u8 status, const RxPacket &rx, u32 qp_num);
 	// A receive completion with no data: a flush or an error.
 	sroce_cqe recv_status_cqe(u64 wr_id, u8 status) const {
@@ -404,7 +405,6 @@ private:
 	void send_read_responses_locked(sroce_env_batch *b);
 	bool send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b);
 	void ud_receive_locked(const RxPacket &rx, sroce_env_batch *b);
-	static constexpr u32 grh_len = 40;
 	static int read_grh(const RxPacket &rx, u8 *grh); // grh_len bytes
 	void finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool imm, sroce_env_batch *b);
 	// The fields of a receive completion every transport has.

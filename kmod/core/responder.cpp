@@ -177,13 +177,13 @@ int Qp::read_grh(const RxPacket &rx, u8 *grh) {
 	return sroce_env_pkt_read(rx.pkt, 0, grh + at, ktl::min(u32(rx.ip.ip_header_len), grh_len - at));
 }
 
-u8 Qp::place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx) {
+u8 Qp::place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx, u32 offset) {
 	SgeList l{w.sge, w.num_sge, pdn};
 	u8 grh[grh_len];
 	int rc = read_grh(rx, grh);
-	auto r = rc ? ktl::Result<void>(Error::from_errno(-rc)) : sge_scatter(dev, l, 0, grh, grh_len);
+	auto r = rc ? ktl::Result<void>(Error::from_errno(-rc)) : sge_scatter(dev, l, offset, grh, grh_len);
 	if (!r.is_error() && rx.pi.payload_len)
-		r = sge_scatter_pkt(dev, l, grh_len, rx.pkt, rx.payload_off, rx.pi.payload_len);
+		r = sge_scatter_pkt(dev, l, offset + grh_len, rx.pkt, rx.payload_off, rx.pi.payload_len);
 	return r.is_error() ? len_or_prot_status(r.error()) : u8(ib::wc_success);
 }
 

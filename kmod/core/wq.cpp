@@ -30,7 +30,8 @@ ktl::Result<ktl::RefPtr<Wq>> Wq::create(Device &dev, const sroce_core_wq_init &i
 	CompletionQueue *cq = reinterpret_cast<CompletionQueue *>(init.cq);
 	if (!pd || !cq || &pd->device() != &dev || &cq->device() != &dev || !init.ring || init.log_size > 31 ||
 	    (1u << init.log_size) > param::max_wq_wr || init.max_sge > param::max_wq_sge ||
-	    sizeof(sroce_wqe) + usize(init.max_sge) * sizeof(sroce_sge) > init.stride)
+	    sizeof(sroce_wqe) + usize(init.max_sge) * sizeof(sroce_sge) > init.stride ||
+	    (init.mp_wr_buffer_sz && !MpRecv::valid_sizes(init.mp_wr_buffer_sz, init.mp_packet_align_sz)))
 		return Error::from_errno(err::inval);
 	auto ref = TRY(create_counted<Wq>(dev.counts().wqs,
 					  BoundedCount::ceiling(param::max_wq, param::reserve::wq, init.user), err::nomem,
@@ -47,6 +48,7 @@ ktl::Result<void> Wq::init(const sroce_core_wq_init &init) {
 	user_ = init.user != 0;
 	uctx_ = init.uctx;
 	rq_.init(init.ring, init.log_size, init.stride, init.max_sge);
+	mp_.configure(init.mp_wr_buffer_sz, init.mp_packet_align_sz);
 	// Last: once in the table an RSS QP may name it.
 	wqn_ = TRY(dev_->wqs().insert(this));
 	listed_ = true;
@@ -71,8 +73,10 @@ ktl::Result<void> Wq::modify(u32 state, s32 cur, sroce_env_batch *b) {
 		to_error_locked(b);
 		return {};
 	}
-	if (state == ib::wqs_reset)
+	if (state == ib::wqs_reset) {
+		mp_.drop(); // the buffer in use too
 		rq_.flush([](u64) { return true; }); // discarded, not completed
+	}
 	state_ = state;
 	return {};
 }
@@ -102,13 +106,20 @@ void Wq::to_error_locked(sroce_env_batch *b) {
 void Wq::flush_locked(sroce_env_batch *b) {
 	if (dead_)
 		return;
-	rq_.flush([&](u64 wr_id) {
+	auto flushed = [&](u64 wr_id, u16 flags) {
 		sroce_cqe c{};
 		c.wr_id = wr_id;
 		c.status = ib::wc_wr_flush_err;
 		c.opcode = ib::wc_recv;
+		c.flags = flags;
 		return cq_->post(c, owner_, false, b);
-	});
+	};
+	u64 held;
+	if (mp_.held(&held)) { // the buffer in use first, released
+		mp_.drop();
+		flushed(held, SROCE_CQE_MP_CONSUMED);
+	}
+	rq_.flush([&](u64 wr_id) { return flushed(wr_id, 0); });
 }
 
 void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h, sroce_env_batch *b) {
@@ -120,6 +131,10 @@ void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::H
 	if (child_qpn_) {
 		qp_num = child_qpn_;
 		qp_owner = child_owner_;
+	}
+	if (mp_.enabled()) {
+		mp_receive_locked(rx, qp_num, qp_owner, h, b);
+		return;
 	}
 	auto r = rq_.take(wqe_);
 	int e = r.is_error() ? r.error().errno_value() : 0;
@@ -142,6 +157,73 @@ void Wq::receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::H
 	c.flags |= SROCE_CQE_WITH_HASH;
 	cq_->post(c, qp_owner, rx.pi.hdr.bth.se, b);
 	if (e)
+		fatal_locked(b);
+}
+
+namespace {
+
+// One message's placement into a multi-packet WQ: MpRecv::place's sink.
+struct WqMpSink {
+	Wq &wq;
+	const RxPacket &rx;
+	u32 qp_num;
+	void *qp_owner;
+	const rss::Hash &h;
+	sroce_env_batch *b;
+
+	ktl::Result<void> write(const RecvWqe &w, u32 offset) {
+		if (Qp::place_ud(wq.device(), w, wq.pdn(), rx, offset) != ib::wc_success)
+			return Error::from_errno(err::fault); // completed as a protection error
+		return {};
+	}
+	void complete(const MpCompletion &mc) {
+		sroce_cqe c{};
+		if (mc.nop) {
+			c.wr_id = mc.wr_id;
+			c.opcode = SROCE_CQE_OP_RECV_NOP;
+			c.qp_num = qp_num;
+		} else {
+			Qp::fill_ud_recv_cqe(c, mc.wr_id, mc.status, rx, qp_num);
+			c.hash_value = h.value;
+			c.hash_type = u8(h.kind);
+			c.flags |= SROCE_CQE_WITH_HASH;
+		}
+		c.mp_offset = mc.offset;
+		if (mc.consumed)
+			c.flags |= SROCE_CQE_MP_CONSUMED;
+		wq.cq().post(c, qp_owner, !mc.nop && rx.pi.hdr.bth.se, b);
+	}
+};
+
+} // namespace
+
+void Wq::mp_receive_locked(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h,
+			   sroce_env_batch *b) {
+	WqMpSink sink{*this, rx, qp_num, qp_owner, h, b};
+	auto take = [&](RecvWqe &w) -> ktl::Result<void> {
+		auto r = rq_.take(w);
+		if (!r.is_error())
+			return {};
+		if (r.error().errno_value() == err::inval) { // malformed, consumed: completes in error
+			MpCompletion c;
+			c.wr_id = w.wr_id;
+			c.status = ib::wc_loc_qp_op_err;
+			c.consumed = true;
+			sink.complete(c);
+		}
+		return r.error();
+	};
+	u32 n = Qp::grh_len + rx.pi.payload_len;
+	auto r = mp_.place(n, take, sink, n);
+	int e = r.is_error() ? r.error().errno_value() : 0;
+	if (e == err::again) {
+		counts_.no_wqe++; // no buffer posted: UD drops
+		return;
+	}
+	(e ? counts_.errors : counts_.received)++;
+	// A corrupt ring, or a WQE of the wrong size (completed in error):
+	// the owner broke the ring's contract, as a QP's would.
+	if (e == err::proto || e == err::inval)
 		fatal_locked(b);
 }
 

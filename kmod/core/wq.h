@@ -9,9 +9,14 @@
 // posted WQE with WR_FLUSH_ERR and takes no message (moving to ERR again
 // flushes what was posted since). A corrupt ring moves
 // it to ERR and raises IB_EVENT_WQ_FATAL once.
+//
+// A multi-packet WQ (mp_recv.h, Documentation/mp-wr.md) places each
+// message at the next alignment boundary of the buffer in use, as a UD
+// QP's multi-packet RQ does; ERR flushes that buffer first, RESET drops it.
 #pragma once
 #include "cq.h"
 #include "ktl/atomic.h"
+#include "mp_recv.h"
 #include "pd.h"
 #include "recv_queue.h"
 #include "rss.h"
@@ -34,11 +39,13 @@ public:
 	ktl::Result<void> post(const sroce_wqe &wqe, const sroce_sge *sge);
 
 	// Places one UD message of an RSS QP (qp_num, qp_owner for the CQE):
-	// its GRH area and payload into the next WQE, and completes it with
-	// the hash. Dropped when not RDY, with no WQE posted, or a corrupt ring.
+	// its GRH area and payload into the next WQE (or the multi-packet
+	// buffer in use), and completes it with the hash. Dropped when not
+	// RDY, with no WQE posted, or a corrupt ring.
 	void receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h, sroce_env_batch *b);
 
 	u32 wqn() const { return wqn_; }
+	u32 mp_buffer_size() const { return mp_.buffer_size(); }
 	const void *uctx() const { return uctx_; }
 	// RSS QPs that name it as their default WQ (RssContext).
 	ktl::Atomic<u32> default_users{0};
@@ -64,6 +71,8 @@ private:
 	void to_error_locked(sroce_env_batch *b);
 	void fatal_locked(sroce_env_batch *b); // IB_EVENT_WQ_FATAL, then ERR
 	void flush_locked(sroce_env_batch *b);
+	void mp_receive_locked(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h,
+			       sroce_env_batch *b);
 
 	ktl::RefPtr<Device> dev_;
 	ktl::RefPtr<Pd> pd_;
@@ -76,6 +85,7 @@ private:
 	ktl::SpinLock lock_{SROCE_LOCK_WQ};
 	RecvQueue rq_;      // guarded by lock_
 	RecvWqe wqe_;       // guarded by lock_: the one being placed
+	MpRecv mp_;         // guarded by lock_ (its sizes are immutable)
 	u32 state_ = 0;     // guarded by lock_: enum ib_wq_state
 	bool dead_ = false; // guarded by lock_
 	u32 child_qpn_ = 0;        // guarded by lock_: 0 when no child is bound

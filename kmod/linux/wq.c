@@ -48,7 +48,9 @@ static struct ib_wq *sroce_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr 
 		return ERR_PTR(-EOPNOTSUPP);
 	if (init->wq_type != IB_WQT_RQ || init->create_flags)
 		return ERR_PTR(-EOPNOTSUPP);
-	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_WQ_REQ_MASK, sizeof(resp));
+	err = sroce_create_udata(udata, &req, sizeof(req), SROCE_CREATE_WQ_REQ_MASK,
+				 offsetof(struct sroce_create_wq_resp, mp_wr_buffer_sz)) ?:
+	      sroce_mp_wr_req(udata, req.comp_mask, &req.mp_wr_buffer_sz, &req.mp_packet_align_sz, true, sizeof(resp));
 	if (err)
 		return ERR_PTR(err);
 	wq = kzalloc(sizeof(*wq), GFP_KERNEL);
@@ -66,6 +68,8 @@ static struct ib_wq *sroce_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr 
 	wi.max_sge = init->max_sge;
 	wi.user = 1;
 	wi.uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc)->core;
+	wi.mp_wr_buffer_sz = req.mp_wr_buffer_sz;
+	wi.mp_packet_align_sz = req.mp_packet_align_sz;
 	err = sroce_core_wq_create(sdev->core, &wi, &wq->core);
 	if (err)
 		goto err_ring;
@@ -73,6 +77,8 @@ static struct ib_wq *sroce_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr 
 	if (err)
 		goto err_core;
 	resp.wqn = sroce_core_wq_number(wq->core);
+	resp.mp_wr_buffer_sz = req.mp_wr_buffer_sz;
+	resp.mp_packet_align_sz = req.mp_packet_align_sz;
 	err = sroce_copy_resp(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_core;

@@ -1,4 +1,5 @@
-// Shared by the RSS host tests (test_rss.cpp, test_rss_qpn_block.cpp):
+// Shared by the RSS host tests (test_rss.cpp, test_rss_qpn_block.cpp,
+// test_rss_mp_wr.cpp):
 // kernel WQs with their own CQs, an RSS QP over a table of them on a node,
 // the Toeplitz key and settings, UD senders and a drain of every WQ's CQ.
 #pragma once
@@ -33,7 +34,10 @@ struct TestWq {
 	tfx::Ring ring;
 	sroce_core_wq *wq = nullptr;
 	int owner = 0;
-	TestWq(sroce_core_dev *dev, sroce_core_pd *pd, sroce_core_ucontext *uctx = nullptr) : cq(dev) {
+	// mp_buf, mp_align: a multi-packet WQ with these (rounded) sizes.
+	TestWq(sroce_core_dev *dev, sroce_core_pd *pd, sroce_core_ucontext *uctx = nullptr, unsigned int mp_buf = 0,
+	       unsigned int mp_align = 0)
+		: cq(dev) {
 		unsigned int stride = sroce_core_wqe_stride(4, 0);
 		ring.mem = ring_of(64, stride, &ring.log_size);
 		sroce_core_wq_init wi{};
@@ -45,6 +49,8 @@ struct TestWq {
 		wi.stride = stride;
 		wi.max_sge = 4;
 		wi.uctx = uctx;
+		wi.mp_wr_buffer_sz = mp_buf;
+		wi.mp_packet_align_sz = mp_align;
 		REQUIRE(sroce_core_wq_create(dev, &wi, &wq) == 0);
 	}
 	~TestWq() { sroce_core_wq_destroy(wq); }

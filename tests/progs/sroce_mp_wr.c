@@ -13,7 +13,8 @@
  *                     WR); UC out of buffers within a message (MP_WR_INCOMPLETE);
  *                     UD datagrams; an SRQ shared by 4 RC QPs whose mixed
  *                     messages are rebuilt per qp_num from the offsets and
- *                     flags; an XRC SRQ (srocedv_create_srq_ex); and the bad inputs: posts of another length,
+ *                     flags; an XRC SRQ (srocedv_create_srq_ex); a WQ behind an RSS
+ *                     QP (srocedv_create_wq); and the bad inputs: posts of another length,
  *                     sizes above the caps, the attribute on a QP with an
  *                     SRQ, a CQ without SROCEDV_WC_EX_WITH_MP_WR, and a
  *                     posted descriptor rewritten in the ring (it reaches
@@ -437,6 +438,7 @@ int main(int argc, char **argv)
 	ud();
 	shared_srq();
 	xrc();
+	failures += rss_wq();
 	bad_inputs();
 out:
 	failures += common_failures();

@@ -171,6 +171,15 @@ struct srocedv_srq_init_attr {
 	struct srocedv_mp_wr_attr *mp_wr;
 };
 
+enum srocedv_wq_init_attr_mask {
+	SROCEDV_WQ_INIT_ATTR_MP_WR = 1 << 0, /* mp_wr: a multi-packet WQ */
+};
+
+struct srocedv_wq_init_attr {
+	uint64_t comp_mask;     /* enum srocedv_wq_init_attr_mask */
+	struct srocedv_mp_wr_attr *mp_wr;
+};
+
 /*
  * Completions of multi-packet queues: their CQ is created with
  * srocedv_create_cq and SROCEDV_WC_EX_WITH_MP_WR among its wc_flags (the
@@ -303,6 +312,12 @@ struct ibv_srq *srocedv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *
  * SROCEDV_WC_EX_WITH_MP_WR); errors as srocedv_create_srq. */
 struct ibv_srq *srocedv_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *srq_attr,
 				      struct srocedv_srq_init_attr *sroce_attr);
+
+/* srocedv_create_wq - ibv_create_wq with sroce attributes: a multi-packet
+ * WQ (IBV_WQT_RQ) behind an RSS QP, whose CQ needs SROCEDV_WC_EX_WITH_MP_WR;
+ * errors as srocedv_create_qp. */
+struct ibv_wq *srocedv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *wq_attr,
+				 struct srocedv_wq_init_attr *sroce_attr);
 
 /*
  * srocedv_alloc_xrc_rcv_qp - the kernel-owned XRC receive QP of seed 001

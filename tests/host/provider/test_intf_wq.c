@@ -11,6 +11,9 @@
  * 4. The query's checks: family flags, another context, a WQ without a
  *    scatter entry; ibv_destroy_wq is EBUSY while a table is held, and no
  *    longer once it is released.
+ * 5. A multi-packet WQ (srocedv_create_wq's SROCEDV_WQ_INIT_ATTR_MP_WR)
+ *    takes only receives of its buffer size, through ibv_post_wq_recv
+ *    (the whole list refused, bad_wr at the first wrong one) and recv.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -149,6 +152,30 @@ static void test_query_checks(void)
 	CHECK(f.wq.intf_refs == 0 && sroce_intf_wq_busy(&f.wq) == 0);
 }
 
+/* 5: a multi-packet WQ's receives are its buffer size, or nothing posts. */
+static void test_mp_sizes(void)
+{
+	static struct fake_wq f;
+	const struct srocedv_wq_ops *ops;
+	struct ibv_sge ok = { 0x10000, 8192, 7 }, short_sge = { 0x20000, 4096, 7 };
+	struct ibv_recv_wr w2 = { .wr_id = 2, .sg_list = &short_sge, .num_sge = 1 };
+	struct ibv_recv_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = &ok, .num_sge = 1 }, *bad = NULL;
+
+	wq_init(&f);
+	f.wq.ring.mp_size = 8192;
+	f.wq.ring.mp_align = 256;
+	CHECK(sroce_post_wq_recv(&f.wq.ibv_wq, &w1, &bad) == EINVAL && bad == &w2 && f.hdr.producer == 0);
+	w1.next = NULL;
+	CHECK(sroce_post_wq_recv(&f.wq.ibv_wq, &w1, &bad) == 0 && f.hdr.producer == 1);
+	ops = query(&f.wq.ibv_wq, SROCEDV_INTF_WQ_RECV, 0, 0);
+	CHECK(ops != NULL);
+	if (!ops)
+		return;
+	CHECK(ops->recv(&f.wq.ibv_wq, 0x20000, 4096, 7, 3) == EINVAL && f.hdr.producer == 1);
+	CHECK(ops->recv(&f.wq.ibv_wq, 0x20000, 8192, 7, 3) == 0 && f.hdr.producer == 2);
+	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
+}
+
 int main(void)
 {
 	test_same_wqe();
@@ -156,6 +183,7 @@ int main(void)
 	test_recv_repost(SROCEDV_INTF_FLAG_SINGLE_THREADED);
 	test_states();
 	test_query_checks();
+	test_mp_sizes();
 	printf("provider intf_wq: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -130,6 +130,7 @@ size_t poll_mp(struct ibv_cq_ex *cq, struct mpc *out, size_t n)
 			c->qp_num = ibv_wc_read_qp_num(cq);
 			c->flags = ibv_wc_read_wc_flags(cq);
 			c->offset = srocedv_wc_read_mp_wr_offset(cq);
+			c->hash = srocedv_wc_read_rss_hash(cq, &c->hash_type);
 		} while (got < n && ibv_next_poll(cq) == 0);
 		ibv_end_poll(cq);
 	}

@@ -2,7 +2,8 @@
 /*
  * mp_wr.h - sroce_mp_wr's shared part: the device in use and its memory,
  * the QP and CQ makers, posting and the MP-WR completion reader
- * (common.c); the reassembly run (reassembly.c). The scenarios with
+ * (common.c); the reassembly run (reassembly.c); a multi-packet WQ behind
+ * an RSS QP (rss_wq.c). The scenarios with
  * asserted offsets are in ../sroce_mp_wr.c.
  */
 #pragma once
@@ -46,6 +47,8 @@ struct mpc {
 	enum ibv_wc_opcode opcode;
 	uint32_t len, qp_num, flags;
 	size_t offset;
+	uint32_t hash; /* an RSS QP's (srocedv_wc_read_rss_hash) */
+	enum srocedv_rss_hash_type hash_type;
 };
 
 #define MORE SROCEDV_WC_MP_WR_MORE_IN_MSG
@@ -72,3 +75,4 @@ void pair_close(struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq_ex *scq, struc
 /* The failed checks of common.c and of reassembly.c (each file counts its own). */
 int common_failures(void);
 int reassembly(void);
+int rss_wq(void);
