@@ -114,7 +114,7 @@ void Wq::flush_locked(sroce_env_batch *b) {
 		c.flags = flags;
 		return cq_->post(c, owner_, false, b);
 	};
-	u64 held;
+	u64 held = 0; // set when a buffer is held (gcc with KASAN cannot tell)
 	if (mp_.held(&held)) { // the buffer in use first, released
 		mp_.drop();
 		flushed(held, SROCE_CQE_MP_CONSUMED);
