@@ -142,10 +142,14 @@ void drain_sends(struct ibv_cq_ex *cq, size_t n)
 {
 	static struct mpc c[4096];
 	size_t got = poll_mp(cq, c, n), bad = 0;
+	enum ibv_wc_status first = IBV_WC_SUCCESS;
 
-	for (size_t i = 0; i < got; i++)
-		bad += c[i].status != IBV_WC_SUCCESS;
-	CHECK(got == n && !bad, "%zu sends completed, %zu in error (of %zu)", got, bad, n);
+	for (size_t i = 0; i < got; i++) {
+		if (c[i].status != IBV_WC_SUCCESS && !bad++)
+			first = c[i].status;
+	}
+	CHECK(got == n && !bad, "%zu sends completed, %zu in error (of %zu; the first: %s)", got, bad, n,
+	      ibv_wc_status_str(first));
 }
 
 /* A sender a and a receiver b of type t on the CQs scq (both of a's, b's
