@@ -123,7 +123,7 @@ TEST_CASE("rss+mp-wr: a multi-packet WQ behind an RSS QP takes datagrams at alig
 	CHECK((v.received == 45 && v.errors == 0 && v.no_wqe == 0));
 }
 
-TEST_CASE("rss+mp-wr: ERR flushes the buffer in use first, RESET drops it, a WQE of the wrong size is fatal",
+TEST_CASE("rss+mp-wr: ERR flushes the buffer in use first, RESET drops it, a WQE of the wrong size or malformed is fatal",
 	  "[rss][mp_wr][wq]") {
 	MpWq m(102, 2);
 	m.send(100);
@@ -170,4 +170,19 @@ TEST_CASE("rss+mp-wr: ERR flushes the buffer in use first, RESET drops it, a WQE
 	for (size_t i = 0; i < m.dst.len; i++)
 		untouched &= m.dst.data[i] == 0;
 	CHECK(untouched);
+	// A malformed WQE (num_sge rewritten in the ring, as a hostile owner
+	// could): consumed, it completes in error too, nothing is lost.
+	REQUIRE(m.w.modify(m.f, ib::wqs_reset) == 0);
+	REQUIRE(m.w.modify(m.f, ib::wqs_rdy) == 0);
+	auto *hdr = static_cast<sroce_ring_header *>(m.w.ring.mem);
+	REQUIRE(m.post(8) == 0);
+	reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(m.w.ring.mem) + SROCE_RING_ENTRIES_OFFSET +
+				      size_t((hdr->producer - 1) & ((1u << m.w.ring.log_size) - 1)) *
+					      sroce_core_wqe_stride(4, 0))
+		->num_sge = 200;
+	m.send(100);
+	c = m.wait(1);
+	REQUIRE(c.size() == 1);
+	CHECK((c[0].wr_id == 8 && c[0].status == ib::wc_loc_qp_op_err && has(c[0], SROCE_CQE_MP_CONSUMED)));
+	CHECK(sroce_core_wq_state(m.w.wq) == ib::wqs_err);
 }
