@@ -251,6 +251,27 @@ t "test-debug ledger: not on other kernel code, nor an edited script" "ledger: 0
 	"$(printf 'K1\tvm\ttests/vm/10-good-path.sh\t0000\t100\t2026-11-28\tabc')"
 t "test-debug ledger: a pass shows the kernel it ran on" "^  passed  tests/vm/10-good-path.sh \(2026-11-28 on abc, 6.1.9-sroce-debug\)$" \
 	ledger_check "# a comment" "$(printf 'K1\tvm\ttests/vm/10-good-path.sh\t%s\t100\t2026-11-28\tabc\t6.1.9-sroce-debug' "$h10")"
+# Which tests of a run go into the ledger: all of a run that passed whole;
+# of a vm boot where a test failed, the passes, if the boot came out clean.
+passes_check() { # passes_check WANT LAYER RC FAILED EPILOGUE-STATUS DMESG
+	local d got
+	d=$(mktemp -d)
+	printf 'PASS 10-good-path (100 s)\nFAIL 20-netns-rxe (exit 1)\nvm: 1 passed, %s failed\n' "$4" >"$d/log"
+	[ "$5" = none ] || echo "$5" >"$d/epilogue-status"
+	printf '%s\n' "$6" >"$d/dmesg.log"
+	got=$(bash "$top/scripts/test-debug.sh" --ledger-passes "$2" "$3" "$4" "$d/log" "$d" | tr '\n' ' ')
+	rm -rf "$d"
+	echo "got: '$got'"
+	[ "$got" = "$1" ]
+}
+boot='[    1.000000] Linux version 6.1.9-sroce-debug'
+t "test-debug ledger: a run that passed whole records its passes" 0 passes_check "10-good-path 100 " vm 0 0 none "$boot"
+t "test-debug ledger: a clean boot keeps its passes beside a failed test" 0 passes_check "10-good-path 100 " vm 1 1 0 "$boot"
+t "test-debug ledger: not when the epilogue failed or never ran" 0 \
+	bash -c "$(declare -f passes_check); top='$top'; passes_check '' vm 1 1 1 '$boot' && passes_check '' vm 125 0 none '$boot'"
+t "test-debug ledger: not when the boot's kernel log has a report" 0 passes_check "" vm 1 1 0 "$boot
+[   90.000000] BUG: KASAN: slab-out-of-bounds in sroce_x"
+t "test-debug ledger: a pair run counts only whole" 0 passes_check "" pair 1 1 0 "$boot"
 # The ledger outlives the session's machine only in git.
 t "test-debug ledger: the default one is committed, and --ledger reads it" 0 \
 	bash -c "git -C '$top' ls-files --error-unmatch tests/debug-ledger.tsv &&
