@@ -1,10 +1,15 @@
 // MpRecv: the sizes of a multi-packet queue (mp_recv.h).
 #include "mp_recv.h"
+#include "opcode.h"
 
 namespace sroce {
 
 using ktl::Error;
 namespace err = ktl::err;
+
+// place()'s bound: a UD datagram's GRH area (40 bytes) and the largest
+// payload parse_ib lets through fit in the smallest buffer.
+static_assert(SROCE_MP_WR_MIN_BUFFER >= 40 + ib::len::max_payload, "a packet fits any buffer");
 
 ktl::Result<void> MpRecv::round(u32 *buf_sz, u32 *align) {
 	if (*buf_sz == 0 || *buf_sz > SROCE_MP_WR_MAX_BUFFER || *align > SROCE_MP_WR_MAX_ALIGN)

@@ -24,6 +24,10 @@ constexpr u32 immdt = 4;
 constexpr u32 ieth = 4;
 constexpr u32 icrc = 4;
 constexpr u32 max_headers = 52; // longest BTH..extension headers (RD atomic request)
+// The largest payload of any packet: the largest IB MTU (IBTA 9.7.5.1.1;
+// a UD message is one packet, IBTA 10.2.3). Only IP fragments or jumbo
+// frames reassembled before the UDP socket carry more.
+constexpr u32 max_payload = 4096;
 } // namespace len
 
 enum OpFlag : u32 {

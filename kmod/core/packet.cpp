@@ -237,6 +237,11 @@ ktl::Result<PacketInfo> parse_ib(ktl::Span<const u8> ib, u32 total_len) {
 	pi.payload_len = total_len - fixed;
 	if (!(oi.flags & op_payload) && (pi.payload_len || pi.pad))
 		return fail(ib_err::bad_length);
+	// No MTU is larger: such a packet is malformed for every QP type. The
+	// QP checks its own path MTU (RC, UC); this bound is what UD and the
+	// multi-packet WQEs rely on (SROCE_MP_WR_MIN_BUFFER holds any packet).
+	if (pi.payload_len > len::max_payload)
+		return fail(ib_err::bad_length);
 	pi.icrc_offset = total_len - len::icrc;
 	return pi;
 }

@@ -308,6 +308,19 @@ TEST_CASE("parse_ib: reserved opcodes, pad and length errors", "[packet]") {
 	REQUIRE_FALSE(ok.is_error());
 	CHECK(ok.value().payload_len == 1);
 	CHECK(std::string(ib_error_name(-ib_err::truncated_ext)) == "truncated extension header");
+	// No IB MTU is above 4096: a longer payload (IP fragments, a jumbo
+	// frame) is malformed for every QP type, UD's one-packet messages too.
+	for (u8 opc : {u8(op::ud + op::send_only), u8(op::rc + op::send_only), u8(op::rc + op::read_response_only)}) {
+		INFO("opcode " << int(opc));
+		h = Headers{};
+		h.bth.opcode = opc;
+		u8 big[12 + 16 + 4100 + 4] = {};
+		u32 hl = write_ib_headers(h, {big, sizeof(big)}).value();
+		auto at_mtu = parse_ib({big, hl + 4096 + 4});
+		REQUIRE_FALSE(at_mtu.is_error());
+		CHECK(at_mtu.value().payload_len == 4096);
+		CHECK(parse_ib({big, hl + 4100 + 4}).error().code() == -ib_err::bad_length);
+	}
 }
 
 TEST_CASE("writers mask 24-bit fields and reserved bits", "[packet]") {
