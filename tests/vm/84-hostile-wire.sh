@@ -6,7 +6,8 @@
 # reserved opcode, unknown QPN, a PSN far out of window, a READ response
 # without a request, an ACK of a PSN never sent, a payload beyond the path
 # MTU, a zero-length WRITE and a WRITE with an invalid rkey to a QP without
-# remote access, a 2 GiB READ request, UD with a wrong Q_Key. The victim's answers are
+# remote access, a 2 GiB READ request, UD with a wrong Q_Key, a UD datagram
+# above every IB MTU (5000 bytes in a jumbo frame). The victim's answers are
 # checked against the spec, drops against the debugfs counts. Afterwards a
 # legitimate ping-pong works on the same device, nothing is left alive and
 # the kernel log is clean.

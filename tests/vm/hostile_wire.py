@@ -234,12 +234,18 @@ def rc4(w, vqpn, vpsn):
 
 
 def ud(w, vqpn, vpsn):
-    def ud_send(qkey):
+    def ud_send(qkey, payload=bytes(range(64))):
         deth = struct.pack(">II", qkey, MY_QPN)
-        w.send(bth(0x64, vqpn, 0) + deth + bytes(range(64)))
+        w.send(bth(0x64, vqpn, 0) + deth + payload)
 
     ud_send(0xDEADBEEF)
     ok([p for p in w.collect(1.5) if p[0] == 0x64] == [], "UD SEND with a wrong Q_Key: dropped (no pong)")
+    # One jumbo frame (veth MTU 9000) with more payload than any IB MTU:
+    # taken, it would complete the victim's 104-byte receive in error.
+    h0 = w.count("rx_bad_header")
+    ud_send(UD_QKEY, bytes(5000))
+    ok([p for p in w.collect(1.5) if p[0] == 0x64] == [], "UD SEND of 5000 bytes, above every IB MTU: dropped")
+    ok(w.count("rx_bad_header") == h0 + 1, "UD SEND of 5000 bytes: rx_bad_header +1")
     ud_send(UD_QKEY)
     pong = [p for p in w.collect(3.0) if p[0] == 0x64]
     ok(len(pong) == 1 and pong[0][2][:4] == struct.pack(">I", UD_QKEY),
