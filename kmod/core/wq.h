@@ -45,7 +45,6 @@ public:
 	void receive_ud(const RxPacket &rx, u32 qp_num, void *qp_owner, const rss::Hash &h, sroce_env_batch *b);
 
 	u32 wqn() const { return wqn_; }
-	u32 mp_buffer_size() const { return mp_.buffer_size(); }
 	const void *uctx() const { return uctx_; }
 	// RSS QPs that name it as their default WQ (RssContext).
 	ktl::Atomic<u32> default_users{0};
