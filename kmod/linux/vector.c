@@ -223,9 +223,11 @@ void sroce_cq_comp_event(struct sroce_cq *cq)
 int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner)
 {
 	struct sroce_cq *cq = to_scq(cq_owner);
-	struct sroce_dev *sdev = to_sdev(cq->ibcq.device);
-	int here = raw_smp_processor_id(), cpu = READ_ONCE(sroce_cq_vector(cq)->cpu);
 	struct sk_buff *skb = (struct sk_buff *)pkt; /* pkt.c: a packet is its skb */
+	/* The device the packet arrived on (pkt.c), whose reference the
+	 * steered-to CPU drops (sroce_steer_work). */
+	struct sroce_dev *sdev = sroce_skb_cb(skb)->sdev;
+	int here = raw_smp_processor_id(), cpu = READ_ONCE(sroce_cq_vector(cq)->cpu);
 	struct sroce_steer *s;
 	unsigned long flags;
 	bool queued = false;
@@ -234,6 +236,11 @@ int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner)
 		atomic_long_inc(&per_cpu_ptr(&sroce_steers, here)->rx_here);
 		return 0;
 	}
+	/* It leaves its receive softirq: a noref route is valid only there,
+	 * and nothing later reads the route or conntrack (UD requests only,
+	 * never answered). */
+	skb_dst_drop(skb);
+	nf_reset_ct(skb);
 	s = per_cpu_ptr(&sroce_steers, cpu);
 	spin_lock_irqsave(&s->q.lock, flags);
 	if (skb_queue_len(&s->q) < SROCE_STEER_QLEN) {
