@@ -98,6 +98,11 @@ ktl::Result<void> MemoryKeyTable::resolve_layout_source(u32 kind, u32 key, u32 p
 		out.base = 0;
 		out.len = mw.layout_->length();
 	} else {
+		// Writes through the layout's lkey reach this MR (lookup_lkey
+		// checks no MR of a layout): it needs LOCAL_WRITE itself, as for
+		// an MR entry, whatever the window was bound with.
+		if ((access & acc::local_write) && !(mw.mr_->access() & acc::local_write))
+			return Error::from_errno(err::acces);
 		out.mr = mw.mr_;
 		out.base = mw.zero_based_ ? 0 : mw.addr_;
 		out.len = mw.length_;

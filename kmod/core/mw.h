@@ -88,7 +88,7 @@ private:
 	u32 staged_handle_[staged_max] = {};
 	u32 stage_handle_ = 0;
 	u32 users_ = 0;
-	u32 gen_ = 0;
+	u64 gen_ = 0; // bumped at every unbind; a u32 would wrap after 2^32 rebinds (about an hour)
 	u64 addr_ = 0;
 	u64 length_ = 0;
 	u32 access_ = 0;

@@ -42,7 +42,7 @@ struct LayoutSource {
 	u64 len;
 	u64 mr_addr;
 	u32 key;
-	u32 gen;
+	u64 gen;
 };
 
 class MwLayout : public ktl::RefCounted<MwLayout> {

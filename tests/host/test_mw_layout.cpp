@@ -265,6 +265,24 @@ TEST_CASE("mw layout: without LOCAL_WRITE the window's key is no lkey", "[mw][la
 	CHECK(complete_one(p.f, p.qb, wqe(4, ib::wr_send, 1), {sroce_sge{0, 64, k}}).status == ib::wc_loc_prot_err);
 }
 
+// A plain window may be bound with LOCAL_WRITE on an MR without it (a bind
+// names remote rights; as a plain lkey it is refused by its MR). Inside a
+// layout with LOCAL_WRITE its MR would be written through the layout's
+// lkey: staging refuses it (found by review, 2026-12-01).
+TEST_CASE("mw layout: a plain window of an MR without LOCAL_WRITE brings no LOCAL_WRITE into a layout",
+	  "[mw][layout]") {
+	Pair p;
+	Buffer &m = p.memory(page, acc::mw_bind | acc::remote_read);
+	Window plain(p.b, 1), w(p.b, 1, 16);
+	unsigned int kp = next_key(plain.key());
+	REQUIRE(complete_one(p.f, p.qb, bind(1, kp, p.f.lkey(m), p.iova(m), 256, acc::local_write | acc::remote_read, true))
+			.status == ib::wc_success);
+	CHECK(stage(w, SROCE_MW_LAYOUT_COMPOSITE, {{SROCE_MW_ENTRY_MW, kp, p.iova(m), 64}}, acc::local_write | acc::remote_read)
+		      .rc == -EACCES);
+	// Without LOCAL_WRITE the layout is staged.
+	CHECK(stage(w, SROCE_MW_LAYOUT_COMPOSITE, {{SROCE_MW_ENTRY_MW, kp, p.iova(m), 64}}, acc::remote_read).rc == 0);
+}
+
 TEST_CASE("mw layout: type 2 ends with LOCAL_INV; the old key gets a NAK and no byte changes; it binds again",
 	  "[mw][layout]") {
 	Pair p;
