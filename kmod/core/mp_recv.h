@@ -69,10 +69,11 @@ public:
 	// Places one packet of len buffer bytes (len <= SROCE_MP_WR_MIN_BUFFER,
 	// 0 for an immediate without data): releases a current buffer with
 	// less than len left, takes the next WQE with take(RecvWqe &) when
-	// none is current (a WQE of the wrong size completes in error),
-	// writes through the sink and completes. Errors: -EAGAIN no WQE posted
-	// (nothing completed), what take() fails with, -EINVAL a WQE of the
-	// wrong size (completed in error), or the sink's write error (the
+	// none is current (a malformed WQE or one of the wrong size completes
+	// in error), writes through the sink and completes. Errors: -EAGAIN no
+	// WQE posted (nothing completed), what take() fails with, -EINVAL a
+	// malformed WQE or one of the wrong size (completed in error), or the
+	// sink's write error (the
 	// buffer then completes in error, released).
 	template <typename Take, typename Sink>
 	ktl::Result<void> place(u32 len, Take &&take, Sink &sink, u32 byte_len) {
@@ -85,13 +86,17 @@ public:
 			sink.complete(c);
 		}
 		if (!held_) {
-			TRY(take(cur_));
+			auto t = take(cur_);
+			if (t.is_error()) {
+				// -EINVAL: take consumed a malformed WQE (its owner
+				// rewrote the ring); it completes in error, as the
+				// ordinary receive path's does, and the owner fails.
+				if (t.error().errno_value() == ktl::err::inval)
+					complete_taken(sink, ib::wc_loc_qp_op_err);
+				return t.error();
+			}
 			if (buffer_bytes(cur_) != buf_sz_) {
-				MpCompletion c;
-				c.wr_id = cur_.wr_id;
-				c.status = ib::wc_loc_len_err;
-				c.consumed = true;
-				sink.complete(c);
+				complete_taken(sink, ib::wc_loc_len_err);
 				return ktl::Error::from_errno(ktl::err::inval);
 			}
 			held_ = true;
@@ -118,6 +123,15 @@ public:
 
 private:
 	static u64 buffer_bytes(const RecvWqe &w);
+	// A WQE just taken and refused (malformed, or of the wrong size):
+	// released with an error completion, never held.
+	template <typename Sink> void complete_taken(Sink &sink, u8 status) {
+		MpCompletion c;
+		c.wr_id = cur_.wr_id;
+		c.status = status;
+		c.consumed = true;
+		sink.complete(c);
+	}
 	u32 advance(u32 at, u32 len) const {
 		u64 end = u64(at) + len + align_ - 1;
 		return u32(end & ~u64(align_ - 1));

@@ -212,7 +212,13 @@ void Qp::mp_ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 	p.imm = rx.pi.flags & ib::op_immdt;
 	resp_.msg_imm_data = rx.pi.hdr.immdt.imm;
 	u32 n = grh_len + rx.pi.payload_len;
-	(void)mp_place_locked(n, p, n, b); // UD drops what finds no buffer
+	auto r = mp_place_locked(n, p, n, b);
+	// UD drops what finds no buffer; a refused SGE completed in error, as
+	// an ordinary UD receive's does. A corrupt ring, or a malformed WQE or
+	// one of the wrong size (completed in error): the owner broke the
+	// ring's contract, and the QP goes to ERR, as RC's and a WQ's do.
+	if (r.is_error() && r.error().errno_value() != ktl::err::again && !p.write_failed)
+		to_error_locked(b);
 }
 
 // The error state: the own RQ's buffer in use is flushed before the ring's.

@@ -201,17 +201,10 @@ void Wq::mp_receive_locked(const RxPacket &rx, u32 qp_num, void *qp_owner, const
 			   sroce_env_batch *b) {
 	WqMpSink sink{*this, rx, qp_num, qp_owner, h, b};
 	auto take = [&](RecvWqe &w) -> ktl::Result<void> {
-		auto r = rq_.take(w);
-		if (!r.is_error())
-			return {};
-		if (r.error().errno_value() == err::inval) { // malformed, consumed: completes in error
-			MpCompletion c;
-			c.wr_id = w.wr_id;
-			c.status = ib::wc_loc_qp_op_err;
-			c.consumed = true;
-			sink.complete(c);
-		}
-		return r.error();
+		auto r = rq_.take(w); // a malformed WQE: place() completes it in error
+		if (r.is_error())
+			return r.error();
+		return {};
 	};
 	u32 n = Qp::grh_len + rx.pi.payload_len;
 	auto r = mp_.place(n, take, sink, n);

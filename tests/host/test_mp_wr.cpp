@@ -325,6 +325,54 @@ TEST_CASE("mp-wr: a WQE whose SGEs are not the buffer size completes in error, n
 	CHECK(Fixture::query(qb).qp_state == ib::qps_err);
 }
 
+// A refused WQE on a multi-packet QP (found by review, 2026-12-01): a
+// malformed one (num_sge rewritten in the ring) used to vanish without a
+// completion, and on UD a WQE of the wrong size left the QP in RTS. Both
+// complete in error, CONSUMED, and the QP goes to ERR, as the ordinary
+// receive path and a multi-packet WQ do; the WQE after is flushed.
+TEST_CASE("mp-wr: a malformed WQE, or one of the wrong size, completes in error and the QP goes to ERR (UD, RC)",
+	  "[mp_wr][bad]") {
+	for (unsigned int type : {ib::qpt_ud, ib::qpt_rc}) {
+		for (bool malformed : {true, false}) {
+			CAPTURE(type, malformed);
+			MpPair p(79, type, 8192, 512, 8192, 3 * 8192);
+			auto &[f, a, b, qa, qb, src, dst] = p;
+			sroce_core_ah *ah = nullptr;
+			if (type == ib::qpt_ud) {
+				f.to_ud_rts(qa, 0x11);
+				f.to_ud_rts(qb, 0x11);
+				ah = f.ah(a, b);
+			} else {
+				f.connect(qa, qb, ib::mtu_4096, 0, 0, 10, 7, 0);
+			}
+			std::vector<unsigned char> before(dst.data, dst.data + dst.len);
+			if (malformed) {
+				REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192)}) == 0);
+				reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(qb.rq.mem) + SROCE_RING_ENTRIES_OFFSET)
+					->num_sge = 200;
+			} else { // 8 KiB + 4 KiB
+				REQUIRE(f.post_recv(qb, 1, {sge_of(f, b, dst, 0, 8192), sge_of(f, b, dst, 8192, 4096)}) == 0);
+			}
+			REQUIRE(f.post_recv(qb, 2, {sge_of(f, b, dst, 2 * 8192, 8192)}) == 0);
+			auto w = wqe(100, ib::wr_send, 1);
+			if (ah) {
+				w.ud.ah_handle = sroce_core_ah_handle(ah);
+				w.ud.remote_qpn = qb.qpn;
+				w.ud.remote_qkey = 0x11;
+			}
+			REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
+			auto c = wait_recvs(f, a, b, 2);
+			REQUIRE(c.size() == 2);
+			CHECK(c[0].wr_id == 1);
+			CHECK(c[0].status == (malformed ? ib::wc_loc_qp_op_err : ib::wc_loc_len_err));
+			CHECK(has(c[0], SROCE_CQE_MP_CONSUMED));
+			CHECK((c[1].wr_id == 2 && c[1].status == ib::wc_wr_flush_err));
+			CHECK(std::memcmp(dst.data, before.data(), dst.len) == 0);
+			CHECK(Fixture::query(qb).qp_state == ib::qps_err);
+		}
+	}
+}
+
 TEST_CASE("mp-wr: the error state flushes the buffer in use, then the posted ones", "[mp_wr][flush]") {
 	MpPair p(78, ib::qpt_rc, 8192, 512, 8192, 16384);
 	auto &[f, a, b, qa, qb, src, dst] = p;
