@@ -335,7 +335,9 @@ void Qp::on_work(void *arg, sroce_env_batch *b) {
 void Qp::update_ack_due_locked() {
 	if (!user_ || !sq_.valid())
 		return;
-	bool due = reliable() && sends_allowed() && !dead_ && req_.psn_high != comp_.unacked_psn;
+	// Timeout 0 (infinite) arms no retry timer and no probe: after a lost
+	// ACK only a post would resend, so it must ring.
+	bool due = reliable() && timeout_ != 0 && sends_allowed() && !dead_ && req_.psn_high != comp_.unacked_psn;
 	if (due == ack_due_)
 		return;
 	ack_due_ = due;

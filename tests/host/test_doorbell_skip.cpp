@@ -89,13 +89,13 @@ sroce_core_qp_attr query(sroce_core_qp *qp) {
 }
 
 // Both to RTS against each other (Fixture::connect on a view of the user QP).
-void connect_user(Fixture &f, UserSq &u, Qp &q) {
+void connect_user(Fixture &f, UserSq &u, Qp &q, unsigned char timeout = 14) {
 	Qp shadow{};
 	shadow.node = &u.n;
 	shadow.qp = u.qp;
 	shadow.qpn = sroce_core_qp_number(u.qp);
 	shadow.type = ib::qpt_rc;
-	f.connect(shadow, q, ib::mtu_1024, 0x100, 0x100, 14, 7, 7);
+	f.connect(shadow, q, ib::mtu_1024, 0x100, 0x100, timeout, 7, 7);
 }
 // a's user QP connected to b's kernel QP, a source and a target buffer.
 struct Setup {
@@ -104,10 +104,10 @@ struct Setup {
 	Qp &qb;
 	UserSq u;
 	Buffer &la, &rb;
-	Setup(uint64_t seed, size_t target)
+	Setup(uint64_t seed, size_t target, unsigned char timeout = 14)
 		: f(seed, 1500), a(f.node(0)), b(f.node(1)), qb(f.qp(b, ib::qpt_rc)), u(f, a),
 		  la(f.buffer(a, 4096, all_access)), rb(f.buffer(b, target, all_access)) {
-		connect_user(f, u, qb);
+		connect_user(f, u, qb, timeout);
 	}
 	// Posts a 64-byte WRITE from la + src_off to rb + dst_off.
 	void write(uint64_t id, unsigned int src_off, uint64_t dst_off, bool ring = true) {
@@ -206,4 +206,28 @@ TEST_CASE("doorbell skipping: the flag clears in the error state, so a post ring
 	CHECK(ca[1].wr_id == 2);
 	CHECK(int(ca[1].status) == ib::wc_wr_flush_err);
 	CHECK(query(u.qp).qp_state == ib::qps_err);
+}
+
+// Timeout 0 (IBTA: infinite) arms no retry timer and no tail-loss probe, so
+// nothing but a post would resend after a lost ACK: the flag is never set
+// and every post rings (found by review, 2026-12-01: with the flag, a lost
+// ACK hung the QP for good, every later post skipping its doorbell).
+TEST_CASE("doorbell skipping: a QP with timeout 0 (no retry timer) never skips", "[transport][doorbell-skip]") {
+	Setup t(74, 4096, 0);
+	Fixture &f = t.f;
+	UserSq &u = t.u;
+	bool lose = true; // b's answers to the first WRITE are lost
+	f.sim().set_filter([&](const sim::WirePacket &p) { return !(lose && p.from == t.b.id); });
+	t.write(1, 0, 0);
+	f.sim().run_for(100000);
+	CHECK_FALSE(u.ack_due());
+	lose = false;
+	t.write(2, 64, 64);
+	CHECK(u.doorbells == 2);
+	CHECK(u.skipped == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(t.a, 2, ca));
+	CHECK((ca[0].wr_id == 1 && int(ca[0].status) == ib::wc_success));
+	CHECK((ca[1].wr_id == 2 && int(ca[1].status) == ib::wc_success));
+	CHECK(std::memcmp(t.rb.data, t.la.data, 128) == 0);
 }
