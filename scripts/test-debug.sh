@@ -205,7 +205,12 @@ watched_run() {
 	local try rc wd out=$top/build/vm/last-test-run
 	for try in 1 2; do
 		(
-			sleep "${TEST_DEBUG_BOOT_WAIT:-900}"
+			# Ended by kill once the run is over, sleep and all: its sleep
+			# holds no pipe open, so the layer's tee ends with the run.
+			trap 'kill "$s" 2>/dev/null; exit' TERM
+			sleep "${TEST_DEBUG_BOOT_WAIT:-900}" </dev/null >/dev/null 2>&1 &
+			s=$!
+			wait "$s"
 			[ -s "$out/output.log" ] && exit
 			echo "test-debug: no guest output after ${TEST_DEBUG_BOOT_WAIT:-900} s (an early-boot hang); killing the boot"
 			pkill -f "qemu-system.*$out"
