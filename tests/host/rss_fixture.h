@@ -140,9 +140,7 @@ inline uint16_t sport_of(unsigned int qpn) { return uint16_t(0xc000 | (((qpn * 0
 inline int send_ud(Fixture &f, tfx::Qp &from, sroce_core_ah *ah, unsigned int to_qpn, Buffer &src, size_t off,
 	    unsigned int len, uint64_t wr_id) {
 	auto w = wqe(wr_id, ib::wr_send, 1);
-	w.ud.ah_handle = sroce_core_ah_handle(ah);
-	w.ud.remote_qpn = to_qpn;
-	w.ud.remote_qkey = qkey;
+	address_ud(w, ah, to_qpn, qkey);
 	return f.post_send(from, w, {sge_of(f, *from.node, src, off, len)});
 }
 

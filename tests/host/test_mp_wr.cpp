@@ -269,9 +269,7 @@ TEST_CASE("mp-wr: UD datagrams each take their GRH and payload at the next bound
 	sroce_core_ah *ah = f.ah(a, b);
 	for (unsigned int i = 0; i < 2; i++) {
 		auto w = wqe(i, ib::wr_send, 1);
-		w.ud.ah_handle = sroce_core_ah_handle(ah);
-		w.ud.remote_qpn = qb.qpn;
-		w.ud.remote_qkey = 0x11;
+		address_ud(w, ah, qb.qpn, 0x11);
 		REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 300)}) == 0);
 	}
 	auto c = wait_recvs(f, a, b, 2);
@@ -355,11 +353,8 @@ TEST_CASE("mp-wr: a malformed WQE, or one of the wrong size, completes in error 
 			}
 			REQUIRE(f.post_recv(qb, 2, {sge_of(f, b, dst, 2 * 8192, 8192)}) == 0);
 			auto w = wqe(100, ib::wr_send, 1);
-			if (ah) {
-				w.ud.ah_handle = sroce_core_ah_handle(ah);
-				w.ud.remote_qpn = qb.qpn;
-				w.ud.remote_qkey = 0x11;
-			}
+			if (ah)
+				address_ud(w, ah, qb.qpn, 0x11);
 			REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
 			auto c = wait_recvs(f, a, b, 2);
 			REQUIRE(c.size() == 2);

@@ -145,9 +145,7 @@ TEST_CASE("transport: UD SEND delivers the GRH and the source QP", "[transport][
 	Buffer &dst = f.buffer(b, 4096, all_access);
 	REQUIRE(f.post_recv(qb, 9, {sge_of(f, b, dst, 0, 40 + 1000)}) == 0);
 	auto w = wqe(1, ib::wr_send_imm, 1);
-	w.ud.ah_handle = sroce_core_ah_handle(ah);
-	w.ud.remote_qpn = qb.qpn;
-	w.ud.remote_qkey = 0x1234;
+	address_ud(w, ah, qb.qpn, 0x1234);
 	w.imm_or_inv = 0x01020304;
 	REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 1000)}) == 0);
 	std::vector<sroce_cqe> cb;

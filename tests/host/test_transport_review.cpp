@@ -348,11 +348,8 @@ TEST_CASE("responder: a malformed receive WQE completes in error and the QP goes
 		slot->num_sge = 200;
 		f.sim().clear_events();
 		auto w = wqe(1, ib::wr_send, 1);
-		if (ah) {
-			w.ud.ah_handle = sroce_core_ah_handle(ah);
-			w.ud.remote_qpn = qb.qpn;
-			w.ud.remote_qkey = 0x1234;
-		}
+		if (ah)
+			address_ud(w, ah, qb.qpn, 0x1234);
 		REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
 		f.sim().run_for(50000000);
 		std::vector<sroce_cqe> mine;

@@ -315,6 +315,12 @@ sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsign
 	return w;
 }
 
+void address_ud(sroce_wqe &w, sroce_core_ah *ah, unsigned int qpn, unsigned int qkey) {
+	w.ud.ah_handle = sroce_core_ah_handle(ah);
+	w.ud.remote_qpn = qpn;
+	w.ud.remote_qkey = qkey;
+}
+
 unsigned int Fixture::lkey(const Buffer &b) const { return sroce_core_mr_lkey(b.mr); }
 
 uint64_t iova_of(const Node &n, const Buffer &b) {

@@ -144,6 +144,8 @@ void *alloc_ring(unsigned int entries, unsigned int max, unsigned int stride, un
 
 // A WQE builder.
 sroce_wqe wqe(uint64_t wr_id, unsigned char opcode, unsigned int num_sge, unsigned short flags = SROCE_WQE_SIGNALED);
+// Addresses a UD WQE to QP qpn behind ah, with its Q_Key.
+void address_ud(sroce_wqe &w, sroce_core_ah *ah, unsigned int qpn, unsigned int qkey);
 // An RDMA READ or WRITE of one SGE to va through rkey.
 sroce_wqe rdma_wqe(uint64_t wr_id, unsigned char opcode, uint64_t va, unsigned int rkey);
 // Posts w on q and returns its completion (the only one q's node gets).
