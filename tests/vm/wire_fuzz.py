@@ -250,10 +250,9 @@ class Fuzzer:
         return None
 
     def capture(self):
-        # At most CAPTURE_BATCH frames a call: a transfer streaming faster
-        # than Python parses (the debug kernel) kept this loop from ever
-        # returning, and the fuzzer sent a frame every few seconds. The
-        # socket's queue is short, so the PSN estimates lag little.
+        # At most CAPTURE_BATCH frames a call, so that sends go on while a
+        # transfer streams faster than Python parses (the debug kernel).
+        # The socket's queue is short, so the PSN estimates lag little.
         for _ in range(CAPTURE_BATCH):
             try:
                 raw, addr = self.cap.recvfrom(65535)
