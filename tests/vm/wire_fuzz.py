@@ -55,6 +55,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zlib
 
@@ -220,7 +221,7 @@ class Fuzzer:
         self.until = time.monotonic() + float(a[4])
         self.victim_net, self.wild_net = a[5], a[6]
         self.mr_dev, self.mr_pidfile = a[7].split(":", 1)
-        self.mr, self.mr_at = (0, 0, 4096), 0.0
+        self.mr, self.mr_reads, self.mr_longest = (0, 0, 4096), 0, 0.0
         self.cap = netns_socket(self.ns_b, socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         self.cap.bind((self.iface, 0))
         self.cap.setblocking(False)
@@ -233,6 +234,7 @@ class Fuzzer:
         self.latest = {}  # (src, dst) -> newest request PSN seen
         self.counts = {}
         self.stop = False
+        self.done = False  # the main loop ended: the MR thread ends too
         self.mine = {}  # hash of each frame this fuzzer sent -> how many
         self.mine_order = collections.deque()
         self.only = set(filter(None, os.environ.get("WIRE_FUZZ_ONLY", "").split(",")))
@@ -375,27 +377,31 @@ class Fuzzer:
         self.count("victim", what)
 
     def refresh_mr(self):
-        """The wild server's largest MR (its process restarts; so do keys)."""
-        if time.monotonic() - self.mr_at < 2:
-            return
-        self.mr_at = time.monotonic()
-        try:
-            pid = open(self.mr_pidfile).read().strip()
-            out = subprocess.run(["rdma", "res", "show", "mr", "dev", self.mr_dev, "-dd"],
-                                 capture_output=True, text=True, timeout=10).stdout
-        except (OSError, subprocess.SubprocessError):
-            return
-        best = None
-        for line in out.splitlines():
-            w = line.split()
-            kv = dict(zip(w[::2], w[1::2])) if len(w) % 2 == 0 else dict(zip(w[1::2], w[2::2]))
-            if kv.get("pid") != pid or "drv_rkey" not in kv:
-                continue
-            mr = (int(kv["drv_rkey"], 0), int(kv["drv_iova"], 0), int(kv["mrlen"]))
-            if best is None or mr[2] > best[2]:
-                best = mr
-        if best:
-            self.mr = best
+        """The wild server's largest MR (its process restarts; so do keys),
+        read again every 2 s by a thread: `rdma res` takes seconds in the
+        debug guest, and run inline it held up every send behind it."""
+        while not self.done:
+            t = time.monotonic()
+            try:
+                pid = open(self.mr_pidfile).read().strip()
+                out = subprocess.run(["rdma", "res", "show", "mr", "dev", self.mr_dev, "-dd"],
+                                     capture_output=True, text=True, timeout=10).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = ""
+            best = None
+            for line in out.splitlines():
+                w = line.split()
+                kv = dict(zip(w[::2], w[1::2])) if len(w) % 2 == 0 else dict(zip(w[1::2], w[2::2]))
+                if kv.get("pid") != pid or "drv_rkey" not in kv:
+                    continue
+                mr = (int(kv["drv_rkey"], 0), int(kv["drv_iova"], 0), int(kv["mrlen"]))
+                if best is None or mr[2] > best[2]:
+                    best = mr
+            if best:
+                self.mr = best  # one reference assignment: the sender sees old or new
+            took = time.monotonic() - t
+            self.mr_reads, self.mr_longest = self.mr_reads + 1, max(self.mr_longest, took)
+            time.sleep(max(0.0, 2 - took))
 
     def edge_reth(self):
         r = self.r
@@ -414,7 +420,6 @@ class Fuzzer:
 
     def wild(self):
         r = self.r
-        self.refresh_mr()
         f = r.choice(self.frames["wild"])
         m = r.randrange(6)
         op = f.opcode
@@ -470,6 +475,7 @@ class Fuzzer:
 
     def run(self):
         signal.signal(signal.SIGTERM, self.on_sigterm)
+        threading.Thread(target=self.refresh_mr, daemon=True).start()
         classes = ["victim"] * 6 + ["wild"] * 3 + ["mad"]
         while time.monotonic() < self.until:
             if self.stop:
@@ -482,12 +488,14 @@ class Fuzzer:
             c = self.r.choice(classes)
             if self.frames[c]:
                 getattr(self, c)()
+        self.done = True
         total = 0
         for (c, w), n in sorted(self.counts.items()):
             print("sent %s %s %d" % (c, w, n))
             total += n
         print("captured victim %d wild %d mad %d" % tuple(len(self.frames[c]) for c in ("victim", "wild", "mad")))
         print("total %d" % total)
+        print("mr reads %d, longest %.1f s" % (self.mr_reads, self.mr_longest))
         if self.stop:
             print("drained %.0f s after SIGTERM" % (time.monotonic() - self.stopped_at))
 
