@@ -143,6 +143,9 @@ struct sroce_qp {
 	struct sroce_ring rq; /* vaddr NULL with an SRQ */
 	u8 sq_sig_type;       /* enum ib_sig_type, for query_qp */
 	bool user;
+	/* Events for ibqp queued in batches not yet flushed (batch.c): its
+	 * destroy waits for none, not for an RCU grace period. */
+	atomic_t events_inflight;
 	/* Bound to an rdma_counter (counter.c, under sdev->counters_lock):
 	 * the QP's counters at bind time. */
 	bool counter_bound;
@@ -415,7 +418,10 @@ bool sroce_local_xmit(struct net *net, struct sk_buff *skb);
  * followed by a flush in the same context. A destroy path therefore calls
  * the core destroy (after which the core queues nothing for the object),
  * then synchronize_rcu() (every batch that may hold an event for it has been
- * flushed), then frees the ib_core object.
+ * flushed), then frees the ib_core object. A QP waits instead for its own
+ * events in flight (sroce_qp_wait_events): a grace period per QP made
+ * tearing down 10,000 QPs take minutes. CQs and WQs keep the grace period,
+ * because a received packet's steering reads a CQ under RCU (vector.c).
  */
 #define SROCE_BATCH_EVENTS SROCE_ENV_BATCH_EVENTS /* env.h says how the core stays within it */
 
@@ -437,6 +443,9 @@ void sroce_batch_init(struct sroce_env_batch *b);
 /* sdev: the device the core call acted on, or NULL (timers, work): the
  * batch itself needs none, packets carry their paths. */
 void sroce_batch_flush(struct sroce_dev *sdev, struct sroce_env_batch *b);
+/* destroy_qp, after the core destroy: returns once no batch holds an event
+ * for qp (they are raised, their handlers returned). Sleeps. */
+void sroce_qp_wait_events(struct sroce_qp *qp);
 
 /* pkt.c. While the core owns an skb, its cb holds this. */
 struct sroce_skb_cb {
