@@ -177,10 +177,7 @@ static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sqp(ibqp);
 
 	sroce_core_qp_destroy(qp->core);
-	/* The core queues no event for ibqp now; none may still be in a batch
-	 * being flushed. Nothing else reads the QP under RCU: the receive path
-	 * holds a core reference and checks the core QP's dead flag under its
-	 * lock, and the SQ poller drops it under its own (sroce.h, batches). */
+	/* No event for ibqp can still be in a batch being flushed (sroce.h). */
 	sroce_qp_wait_events(qp);
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);

@@ -143,9 +143,7 @@ struct sroce_qp {
 	struct sroce_ring rq; /* vaddr NULL with an SRQ */
 	u8 sq_sig_type;       /* enum ib_sig_type, for query_qp */
 	bool user;
-	/* Events for ibqp queued in batches not yet flushed (batch.c): its
-	 * destroy waits for none, not for an RCU grace period. */
-	atomic_t events_inflight;
+	atomic_t events_inflight; /* in batches not yet flushed (batch.c) */
 	/* Bound to an rdma_counter (counter.c, under sdev->counters_lock):
 	 * the QP's counters at bind time. */
 	bool counter_bound;
@@ -418,10 +416,11 @@ bool sroce_local_xmit(struct net *net, struct sk_buff *skb);
  * followed by a flush in the same context. A destroy path therefore calls
  * the core destroy (after which the core queues nothing for the object),
  * then synchronize_rcu() (every batch that may hold an event for it has been
- * flushed), then frees the ib_core object. A QP waits instead for its own
- * events in flight (sroce_qp_wait_events): a grace period per QP made
- * tearing down 10,000 QPs take minutes. CQs and WQs keep the grace period,
- * because a received packet's steering reads a CQ under RCU (vector.c).
+ * flushed), then frees the ib_core object. A QP waits only for its own
+ * events in flight (sroce_qp_wait_events; a grace period per QP made 10,000
+ * take minutes): nothing else reads it under RCU (a packet holds a core
+ * reference, checked against the core QP's dead flag; the SQ poller drops
+ * it under its lock). CQs keep the grace period: steering reads one.
  */
 #define SROCE_BATCH_EVENTS SROCE_ENV_BATCH_EVENTS /* env.h says how the core stays within it */
 
