@@ -52,7 +52,7 @@ static bool sroce_qp_event(int kind)
 
 void sroce_qp_wait_events(struct sroce_qp *qp)
 {
-	wait_var_event(&qp->events_inflight, !atomic_read(&qp->events_inflight));
+	wait_var_event(&qp->events_inflight, !atomic_read_acquire(&qp->events_inflight));
 }
 SROCE_EXPORT_FOR_TESTS(sroce_qp_wait_events);
 
