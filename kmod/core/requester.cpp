@@ -20,6 +20,10 @@ static_assert(ib::flush::level_range == SROCE_FLUSH_RANGE && ib::flush::level_re
 
 
 ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
+	// Only the bits posters may set (abi.md): one this kernel does not
+	// know would be ignored, not honoured.
+	if (w.flags & ~u32(SROCE_WQE_FLAGS_MASK | SROCE_WQE_BIND_TYPE1))
+		return Error::from_errno(err::inval);
 	switch (w.opcode) {
 	case ib::wr_send:
 	case ib::wr_send_imm:

@@ -177,8 +177,8 @@ static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sqp(ibqp);
 
 	sroce_core_qp_destroy(qp->core);
-	/* No event for ibqp can still be in a batch being flushed. */
-	synchronize_rcu();
+	/* No event for ibqp can still be in a batch being flushed (sroce.h). */
+	sroce_qp_wait_events(qp);
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);
 	return 0;

@@ -143,6 +143,7 @@ struct sroce_qp {
 	struct sroce_ring rq; /* vaddr NULL with an SRQ */
 	u8 sq_sig_type;       /* enum ib_sig_type, for query_qp */
 	bool user;
+	atomic_t events_inflight; /* in batches not yet flushed (batch.c) */
 	/* Bound to an rdma_counter (counter.c, under sdev->counters_lock):
 	 * the QP's counters at bind time. */
 	bool counter_bound;
@@ -415,7 +416,11 @@ bool sroce_local_xmit(struct net *net, struct sk_buff *skb);
  * followed by a flush in the same context. A destroy path therefore calls
  * the core destroy (after which the core queues nothing for the object),
  * then synchronize_rcu() (every batch that may hold an event for it has been
- * flushed), then frees the ib_core object.
+ * flushed), then frees the ib_core object. A QP waits only for its own
+ * events in flight (sroce_qp_wait_events; a grace period per QP made 10,000
+ * take minutes): nothing else reads it under RCU (a packet holds a core
+ * reference, checked against the core QP's dead flag; the SQ poller drops
+ * it under its lock). CQs keep the grace period: steering reads one.
  */
 #define SROCE_BATCH_EVENTS SROCE_ENV_BATCH_EVENTS /* env.h says how the core stays within it */
 
@@ -437,6 +442,9 @@ void sroce_batch_init(struct sroce_env_batch *b);
 /* sdev: the device the core call acted on, or NULL (timers, work): the
  * batch itself needs none, packets carry their paths. */
 void sroce_batch_flush(struct sroce_dev *sdev, struct sroce_env_batch *b);
+/* destroy_qp, after the core destroy: returns once no batch holds an event
+ * for qp (they are raised, their handlers returned). Sleeps. */
+void sroce_qp_wait_events(struct sroce_qp *qp);
 
 /* pkt.c. While the core owns an skb, its cb holds this. */
 struct sroce_skb_cb {
