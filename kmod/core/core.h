@@ -65,7 +65,7 @@ struct sroce_core_dev_init {
 	 * without one every post rings the doorbell. For SROCE_SQ_POLL_AUTO:
 	 * online_cpus, poll_cpus (online CPUs the module parameter
 	 * sq_poll_cpus names; 0: none) and pollers (other devices' poller
-	 * threads now). sq_idle_us: polling without work before the thread
+	 * threads now); 0 in the other modes. sq_idle_us: polling without work before the thread
 	 * sleeps; sq_yield_us: how long it naps while other tasks want its CPU
 	 * before it dozes. poller_name: its thread's name (15 chars). */
 	int sq_poll;

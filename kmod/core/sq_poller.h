@@ -65,19 +65,22 @@ struct SqPollCtx {
 // busy-polling processes costs them more than the system calls it saves
 // (benchmarks.md, "The SQ poller on two vCPUs": on 2 vCPUs doorbell mode
 // beat it in 9 of 10 rows), so a device polls only where its poller gets a
-// CPU of its own: on CPUs the administrator set aside (sq_poll_cpus), or
-// when the online CPUs hold one per poller, this one included, and still
-// sq_poll_auto_app_cpus for the application (a sender and a receiver, each
-// busy-polling its CQ). Otherwise posts ring the doorbell, which skips
-// while ACKs are due (abi.md, SQ-A1).
+// CPU of its own: one per CPU the administrator set aside (sq_poll_cpus),
+// or, with none named, when the online CPUs hold one per poller, this one
+// included, and still sq_poll_auto_app_cpus for the application (a sender
+// and a receiver, each busy-polling its CQ). Otherwise posts ring the
+// doorbell, which skips while ACKs are due (abi.md, SQ-A1).
 constexpr u32 sq_poll_auto_app_cpus = 2;
 constexpr bool sq_poll_auto(u32 online_cpus, u32 poll_cpus, u32 pollers) {
-	return poll_cpus > 0 || u64(online_cpus) >= u64(pollers) + 1 + sq_poll_auto_app_cpus;
+	if (poll_cpus)
+		return poll_cpus > pollers;
+	return u64(online_cpus) >= u64(pollers) + 1 + sq_poll_auto_app_cpus;
 }
 static_assert(!sq_poll_auto(1, 0, 0) && !sq_poll_auto(2, 0, 0),
 	      "1 or 2 CPUs: no poller unless CPUs are named (the test VMs have 2)");
 static_assert(sq_poll_auto(3, 0, 0) && !sq_poll_auto(3, 0, 1), "3 CPUs: one poller");
-static_assert(sq_poll_auto(2, 1, 0) && sq_poll_auto(2, 1, 5), "named CPUs always poll");
+static_assert(sq_poll_auto(2, 1, 0) && !sq_poll_auto(2, 1, 1) && sq_poll_auto(64, 3, 2) && !sq_poll_auto(64, 3, 3),
+	      "one poller per named CPU, however many CPUs are online");
 static_assert(sq_poll_auto(4, 0, 0) && sq_poll_auto(4, 0, 1) && !sq_poll_auto(4, 0, 2),
 	      "4 CPUs: two pollers, two CPUs left for the application");
 static_assert(!sq_poll_auto(~0u, 0, ~0u), "no overflow");

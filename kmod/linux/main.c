@@ -13,7 +13,7 @@
 
 bool sroce_ipv6 = true;
 module_param_named(ipv6, sroce_ipv6, bool, 0444);
-MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (default: N)");
+MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (default: Y)");
 
 /* The SQ poller (Documentation/sq-poller.md). Read when a device is
  * created: a change applies to devices added afterwards. */
@@ -25,6 +25,8 @@ static int sroce_sq_poll_set(const char *val, const struct kernel_param *kp)
 {
 	bool on;
 
+	if (!val) /* a bare "sq_poll", as for the bool it was */
+		val = "1";
 	if (sysfs_streq(val, "auto")) {
 		WRITE_ONCE(sroce_sq_poll, SROCE_SQ_POLL_AUTO);
 		return 0;
@@ -43,11 +45,12 @@ static int sroce_sq_poll_get(char *buf, const struct kernel_param *kp)
 }
 
 static const struct kernel_param_ops sroce_sq_poll_ops = {
+	.flags = KERNEL_PARAM_OPS_FL_NOARG,
 	.set = sroce_sq_poll_set,
 	.get = sroce_sq_poll_get,
 };
 module_param_cb(sq_poll, &sroce_sq_poll_ops, NULL, 0644);
-MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call: Y, N or auto, a poller only where it gets a CPU of its own: CPUs named in sq_poll_cpus, or at least one per poller and two more online (default: auto)");
+MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call: Y, N or auto, a poller only where it gets a CPU of its own: one per CPU named in sq_poll_cpus, or one per poller and two more online (default: auto)");
 
 unsigned int sroce_sq_idle_us = 2000;
 module_param_named(sq_idle_us, sroce_sq_idle_us, uint, 0644);

@@ -115,7 +115,8 @@ TEST_CASE("sq_poll: auto starts a poller only where it gets a CPU of its own; Y 
 		{SROCE_SQ_POLL_AUTO, 3, 0, 0, 1},
 		{SROCE_SQ_POLL_AUTO, 4, 0, 1, 1},
 		{SROCE_SQ_POLL_AUTO, 4, 0, 2, 0},  // two pollers already
-		{SROCE_SQ_POLL_AUTO, 4, 2, 7, 1},
+		{SROCE_SQ_POLL_AUTO, 64, 2, 1, 1}, // one poller per named CPU
+		{SROCE_SQ_POLL_AUTO, 64, 2, 2, 0},
 		{SROCE_SQ_POLL_OFF, 64, 8, 0, 0},
 		{SROCE_SQ_POLL_ON, 1, 0, 3, 1},
 	};

@@ -108,7 +108,7 @@ log "-- sq_poll=auto (the default)"
 # A poller only where it gets a CPU of its own (sq_poller.h, sq_poll_auto):
 # CPUs named in sq_poll_cpus, or one per poller and two more for the
 # application. This VM has 2 vCPUs: doorbell mode.
-ncpu=$(nproc) klog0=$(dmesg | wc -l)
+ncpu=$(getconf _NPROCESSORS_ONLN) klog0=$(dmesg | wc -l)
 check "modprobe sroce, two devices" up
 check "sq_poll defaults to auto" grep -qx auto /sys/module/sroce/parameters/sq_poll
 out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
@@ -125,11 +125,27 @@ check "modprobe sroce sq_poll=Y, two devices" up sq_poll=Y
 check "sq_poll=Y reads back Y" grep -qx Y /sys/module/sroce/parameters/sq_poll
 check "sq_poll=Y: a poller thread per device" two_pollers
 check "rdma link delete, rmmod" down
-check "modprobe sroce sq_poll=auto works as a value" up sq_poll=auto
+check "modprobe sroce sq_poll=auto reads back auto" sh -c 'up sq_poll=auto && grep -qx auto /sys/module/sroce/parameters/sq_poll'
+# Written at run time (for devices added later): Y, N, auto, 1, 0 read
+# back as Y, N or auto; a bad value is refused and changes nothing.
+param=/sys/module/sroce/parameters/sq_poll
+sq_write() { echo "$1" >$param && [ "$(cat $param)" = "$2" ]; }
+sq_cycle() { sq_write Y Y && sq_write 0 N && sq_write auto auto && sq_write 1 Y && sq_write N N; }
+sq_refused() { ! (echo maybe >$param) 2>/dev/null && [ "$(cat $param)" = N ]; }
+check "sysfs: Y, 0, auto, 1, N read back as Y, N, auto, Y, N" sq_cycle
+check "sysfs: 'maybe' refused, the value unchanged" sq_refused
+echo auto >$param
 check "rdma link delete, rmmod" down
 check "modprobe refuses sq_poll=maybe" sh -c '! modprobe -C /dev/null sroce sq_poll=maybe 2>/dev/null && ! lsmod | grep -q "^sroce "'
-check "modprobe sroce sq_idle_us=20000 sq_poll_cpus=1, two devices" up sq_idle_us=20000 sq_poll_cpus=1
-check "auto with CPUs named in sq_poll_cpus: a poller thread per device" two_pollers
+check "a bare sq_poll means Y, as for the bool it was" sh -c 'up sq_poll && grep -qx Y /sys/module/sroce/parameters/sq_poll'
+check "rdma link delete, rmmod" down
+# auto with sq_poll_cpus: one poller per named CPU, the first device's.
+check "modprobe sroce sq_poll_cpus=1, two devices" up sq_poll_cpus=1
+check "auto with one CPU named: the first device polls, the second rings" \
+	sh -c '[ -n "$(pgrep -x sqpoll/veth-h1)" ] && [ -z "$(pgrep -x sqpoll/veth-h2)" ]'
+check "rdma link delete, rmmod" down
+check "modprobe sroce sq_poll=Y sq_idle_us=20000 sq_poll_cpus=1, two devices" up sq_poll=Y sq_idle_us=20000 sq_poll_cpus=1
+check "a poller thread per device" two_pollers
 check "veth receive processing on CPU 0 (RPS)" rps_to_cpu0
 out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
 check "srocedv_query_device: polling active" grep -qx "sq_poll 1" <<<"$out"
