@@ -131,6 +131,7 @@ public:
 		u64 dozes;     // sleeps begun before idle_ns: the CPU was contended
 		u64 held;      // doorbells that did not wake the thread: a doze or nap held
 		u64 naps;      // short sleeps, NEED_WAKEUP set, while others wanted the CPU
+		u64 max_walk;  // most targets looked at under one hold of the lock
 	};
 	Stats stats() const;
 	// True when the thread is asleep (NEED_WAKEUP set everywhere).
@@ -171,17 +172,23 @@ private:
 	void sleep_until_woken(Loop &l);
 	// One scan: drains every target whose producer moved. True if any.
 	bool poll_once();
-	bool any_moved_locked();
+	bool any_moved();
+	SqPollTarget &rotate_locked();
+	void note_walk_locked(usize n);
 	void set_need_wakeup_locked(bool on);
 	void set_need_wakeup(bool on);
 
 	static constexpr usize batch_max = 32; // targets drained per scan
+	// Targets looked at under one hold of the lock (interrupts off): a
+	// scan, or a chunk of the sleep path's look at all of them.
+	static constexpr usize walk_max = 64;
 	static constexpr u64 max_nap_ns = 100 * 1000;
 
 	ktl::SpinLock lock_{SROCE_LOCK_SQ_POLLER};
 	bool lock_ready_ = false;
 	// Guarded by lock_.
 	ktl::List<SqPollTarget, &SqPollTarget::poll_node> targets_;
+	usize ntargets_ = 0;
 	ktl::List<SqPollCtx, &SqPollCtx::poll_node> ctxs_;
 
 	sroce_env_thread *thread_ = nullptr;
@@ -200,6 +207,7 @@ private:
 	ktl::Atomic<u64> dozes_;
 	ktl::Atomic<u64> held_;
 	ktl::Atomic<u64> naps_;
+	ktl::Atomic<u64> max_walk_; // written under lock_, read by stats()
 	ktl::Atomic<u32> taken_; // transitions_taken(); only the thread writes
 };
 
