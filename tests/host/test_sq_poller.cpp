@@ -134,13 +134,9 @@ TEST_CASE("SQ poller: sleeps when idle with NEED_WAKEUP set, a doorbell resumes 
 }
 
 TEST_CASE("SQ poller: targets added and removed while it polls are never read after remove", "[sq_poller][threads]") {
-	env_host::clear();
-	SqPoller poller;
-	REQUIRE(!poller.start(5 * 1000, "test_sqp").is_error());
-	Page p;
-	SqPollCtx ctx;
-	ctx.flags = &p.page.flags;
-	poller.add_ctx(ctx);
+	PolledCtx f(5 * 1000);
+	SqPoller &poller = f.poller;
+	Page &p = f.p;
 	std::atomic<bool> stop{false};
 	// A busy queue keeps the poller scanning.
 	FakeSq busy;
@@ -172,8 +168,7 @@ TEST_CASE("SQ poller: targets added and removed while it polls are never read af
 	CHECK(violations == 0);
 	CHECK(wait_consumed(busy, 1000000000ull));
 	poller.remove(busy);
-	poller.remove_ctx(ctx);
-	poller.stop();
+	f.stop();
 	CHECK(env_host::warnings() == 0);
 }
 
@@ -183,13 +178,9 @@ TEST_CASE("SQ poller: targets added and removed while it polls are never read af
 // random ones between idle gaps so that the poller sleeps and its re-check
 // walks all 300 in chunks: every WR drained, none by two at once.
 TEST_CASE("SQ poller: with 300 QPs it looks at 64 at most under its lock, and loses no WR", "[sq_poller][threads]") {
-	env_host::clear();
-	SqPoller poller;
-	REQUIRE(!poller.start(20 * 1000, "test_sqp").is_error());
-	Page p;
-	SqPollCtx ctx;
-	ctx.flags = &p.page.flags;
-	poller.add_ctx(ctx);
+	PolledCtx f(20 * 1000);
+	SqPoller &poller = f.poller;
+	Page &p = f.p;
 	std::vector<std::unique_ptr<FakeSq>> sqs;
 	for (int i = 0; i < 300; i++) {
 		sqs.push_back(std::make_unique<FakeSq>());
@@ -232,7 +223,6 @@ TEST_CASE("SQ poller: with 300 QPs it looks at 64 at most under its lock, and lo
 		poller.remove(*sq);
 	}
 	CHECK(overlaps == 0);
-	poller.remove_ctx(ctx);
-	poller.stop();
+	f.stop();
 	CHECK(env_host::warnings() == 0);
 }
