@@ -54,14 +54,24 @@ enum sroce_core_mtu {
 /* What a netdev change means for the port: the async event to raise. */
 enum sroce_core_port_event { SROCE_EVENT_NONE = 0, SROCE_EVENT_PORT_ACTIVE, SROCE_EVENT_PORT_ERR };
 
+/* The module parameter sq_poll: N, Y, or auto (the default: a poller only
+ * where it gets a CPU of its own, sroce::sq_poll_auto in sq_poller.h). */
+enum sroce_core_sq_poll { SROCE_SQ_POLL_OFF = 0, SROCE_SQ_POLL_ON = 1, SROCE_SQ_POLL_AUTO = 2 };
+
 struct sroce_core_dev_init {
 	unsigned int netdev_mtu;
 	int netdev_up; /* running with carrier */
-	/* The SQ poller (Documentation/sq-poller.md): 0 = none, every post
-	 * rings the doorbell. sq_idle_us: polling without work before the
-	 * thread sleeps; sq_yield_us: how long it naps while other tasks want
-	 * its CPU before it dozes. poller_name: its thread's name (15 chars). */
+	/* The SQ poller (Documentation/sq-poller.md): enum sroce_core_sq_poll;
+	 * without one every post rings the doorbell. For SROCE_SQ_POLL_AUTO:
+	 * online_cpus, poll_cpus (online CPUs the module parameter
+	 * sq_poll_cpus names; 0: none) and pollers (other devices' poller
+	 * threads now); 0 in the other modes. sq_idle_us: polling without work before the thread
+	 * sleeps; sq_yield_us: how long it naps while other tasks want its CPU
+	 * before it dozes. poller_name: its thread's name (15 chars). */
 	int sq_poll;
+	unsigned int online_cpus;
+	unsigned int poll_cpus;
+	unsigned int pollers;
 	unsigned int sq_idle_us;
 	unsigned int sq_yield_us;
 	char poller_name[16];

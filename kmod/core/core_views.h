@@ -69,6 +69,7 @@ struct sroce_core_sq_poll_stats {
 	unsigned long long dozes;    /* sleeps begun early: its CPU was contended */
 	unsigned long long held;     /* doorbells that did not wake it: a doze held */
 	unsigned long long naps;     /* short sleeps while others wanted its CPU (the grace) */
+	unsigned long long max_walk; /* most QPs looked at under one hold of its lock */
 };
 void sroce_core_dev_sq_poll(struct sroce_core_dev *dev, struct sroce_core_sq_poll_stats *s);
 

@@ -74,6 +74,7 @@ static int sroce_dev_sq_poll_show(struct seq_file *m, void *unused)
 	seq_printf(m, "dozes %llu\n", s.dozes);
 	seq_printf(m, "held %llu\n", s.held);
 	seq_printf(m, "naps %llu\n", s.naps);
+	seq_printf(m, "max_walk %llu\n", s.max_walk);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_sq_poll);

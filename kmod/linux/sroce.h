@@ -48,6 +48,7 @@ struct sroce_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;       /* held by ib_device_set_netdev while registered */
 	struct sroce_core_dev *core;
+	bool sq_polling;               /* its core started a poller: sroce_sq_pollers */
 	struct sroce_net *sn;          /* the namespace's sockets, one reference */
 	struct list_head list;         /* sroce_devices, under sroce_devices_lock */
 	struct work_struct unregister_work; /* netdev unregister, see net.c */
@@ -308,10 +309,13 @@ static inline u64 sroce_view_value(const void *view, const struct sroce_core_vie
 
 /* main.c: module parameters */
 extern bool sroce_ipv6;
-extern bool sroce_sq_poll;
+extern int sroce_sq_poll; /* enum sroce_core_sq_poll */
 extern unsigned int sroce_sq_idle_us;
 extern unsigned int sroce_sq_yield_us;
 extern char *sroce_sq_poll_cpus;
+
+/* thread.c */
+unsigned int sroce_sq_poll_cpus_online(void);
 
 /* device.c */
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);
