@@ -42,6 +42,8 @@ struct sroce_glue_counts {
 	atomic_long_t rx_local;       /* of rx_pkts: from this host's devices, through local_q */
 	atomic_long_t rx_local_full;  /* dropped: local_q full */
 	atomic_long_t rx_loopback;    /* dropped: UDP 4791 on lo, for this device's address (not sent by sroce) */
+	atomic_long_t tx_trains;      /* UDP GSO skbs of several packets (train.c) */
+	atomic_long_t tx_train_pkts;  /* of tx_pkts: the packets in them */
 };
 
 struct sroce_dev {
@@ -454,6 +456,11 @@ static inline struct sroce_skb_cb *sroce_skb_cb(struct sk_buff *skb)
 struct sroce_env_pkt *sroce_pkt_from_rx(struct sroce_dev *sdev, struct sk_buff *skb);
 /* Sends packets, in order. */
 void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts);
+void sroce_pkt_uncount(struct sk_buff *skb);
+
+/* train.c */
+struct sk_buff *sroce_train_collect(struct sk_buff *first, struct sk_buff_head *pkts, struct dst_entry *dst,
+				    struct sroce_env_path *path, unsigned int *count);
 
 /* path.c */
 struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
