@@ -67,15 +67,15 @@ bool parse_number(const char *s, long long *out) {
 	return true;
 }
 
-void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
-	State *st = reinterpret_cast<State *>(arg);
-	Decoded d = decode_frame(st->linktype, data, h->caplen, h->len);
+// One packet: filtered, written (-w: the frame as captured, a train once),
+// printed, counted in the flows.
+void on_decoded(State *st, const Decoded &d, const struct pcap_pkthdr *h, const u_char *data) {
 	const Options &o = st->opt;
 	if (o.qpn >= 0 && !(d.ib_ok && d.pkt.hdr.bth.dest_qpn == o.qpn))
 		return;
 	if (o.opcode >= 0 && !(d.have_bth && d.opcode == o.opcode))
 		return;
-	if (st->dumper)
+	if (st->dumper && d.train_seg <= 1)
 		pcap_dump(reinterpret_cast<u_char *>(st->dumper), h, data);
 	if (!st->dumper || o.print) {
 		std::string line = o.json ? format_json(d, h->ts) : format_text(d, h->ts, {o.epoch});
@@ -86,6 +86,24 @@ void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
 		st->flows.add(d);
 	if (o.count > 0 && ++st->seen >= o.count && g_pcap)
 		pcap_breakloop(g_pcap);
+}
+
+// A packet train (sroce's UDP GSO, captured before segmentation) is shown
+// as the packets it segments into, each marked "train k/n".
+void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
+	State *st = reinterpret_cast<State *>(arg);
+	auto segs = split_train(st->linktype, data, h->caplen, h->len);
+	if (segs.empty()) {
+		on_decoded(st, decode_frame(st->linktype, data, h->caplen, h->len), h, data);
+		return;
+	}
+	for (uint32_t k = 0; k < segs.size(); k++) {
+		const auto &f = segs[k];
+		Decoded d = decode_frame(st->linktype, f.data(), uint32_t(f.size()), uint32_t(f.size()));
+		d.train_seg = k + 1;
+		d.train_len = uint32_t(segs.size());
+		on_decoded(st, d, h, data);
+	}
 }
 
 pcap_t *open_live(const std::string &iface, int snaplen, long long buffer_kib, char *errbuf) {
