@@ -20,6 +20,7 @@
 #include <net/ipv6.h>
 
 #include "sroce.h"
+#include "train.h"
 
 static inline struct sk_buff *to_skb(const struct sroce_env_pkt *pkt)
 {

@@ -458,10 +458,6 @@ struct sroce_env_pkt *sroce_pkt_from_rx(struct sroce_dev *sdev, struct sk_buff *
 void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts);
 void sroce_pkt_uncount(struct sk_buff *skb);
 
-/* train.c */
-struct sk_buff *sroce_train_collect(struct sk_buff *first, struct sk_buff_head *pkts, struct dst_entry *dst,
-				    struct sroce_env_path *path, unsigned int *count);
-
 /* path.c */
 struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
 					 struct sroce_core_path_info *info, bool sleepable);
@@ -492,7 +488,7 @@ extern atomic_long_t sroce_rx_loopback; /* net.c: UDP 4791 on lo, dropped (sroce
  * exports in their own namespace, which nothing else imports:
  * sroce_env_pkt_{head,read,crc32,free} (pkt.c), sroce_batch_{init,flush}
  * and sroce_env_event (batch.c), sroce_env_{timer,work}_* (timer.c) and
- * sroce_env_crc32_le (crc.c).
+ * sroce_env_crc32_le (crc.c), sroce_train_{len,build} (train.c).
  */
 #define SROCE_EXPORT_FOR_TESTS(sym) EXPORT_SYMBOL_NS_GPL(sym, SROCE_SELFTEST)
 

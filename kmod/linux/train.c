@@ -26,6 +26,7 @@
 #include <net/udp.h>
 
 #include "sroce.h"
+#include "train.h"
 
 bool sroce_trains = true;
 module_param_named(trains, sroce_trains, bool, 0644);
@@ -88,32 +89,66 @@ static bool sroce_train_fits(const struct sk_buff *first, const struct sk_buff *
 	}
 }
 
-/* The train's skb: first's headers, then every packet's UDP payload (BTH
- * to ICRC), UDP length and checksum for the whole, GSO fields set. */
-static struct sk_buff *sroce_train_build(struct sk_buff *first, struct sk_buff_head *pkts, unsigned int n,
-					 unsigned int payload, unsigned int hlen, bool v6, struct dst_entry *dst)
+/*
+ * How many packets, first and those queued right after it on pkts with the
+ * same path, form a train for dev (1: none): each fits, at most
+ * SROCE_TRAIN_MAX and dev's GSO segments, 64 KiB in all.
+ */
+unsigned int sroce_train_len(const struct sk_buff *first, const struct sk_buff_head *pkts, const void *path,
+			     const struct net_device *dev, bool v6)
 {
-	unsigned int seg = first->len - hlen, ulen = sizeof(struct udphdr) + payload, i;
-	struct sk_buff *skb, *p = first;
+	unsigned int hlen = sroce_train_hlen(first, v6), n = 1, len, limit, max_n;
+	bool last = false;
+	struct sk_buff *next;
+
+	if (!hlen)
+		return 1;
+	/* IP lengths are 16 bits; past the device's GSO limits the stack
+	 * would segment at the sender anyway. */
+	limit = min_t(unsigned int, dev->gso_max_size, U16_MAX);
+	max_n = min_t(unsigned int, SROCE_TRAIN_MAX, dev->gso_max_segs);
+	len = first->len;
+	for (next = skb_peek(pkts); next && !last && n < max_n; next = skb_peek_next(next, pkts)) {
+		if (sroce_skb_cb(next)->path != path || !sroce_train_fits(first, next, n, hlen, v6, &last) ||
+		    len + (next->len - hlen) > limit)
+			break;
+		len += next->len - hlen;
+		n++;
+	}
+	return n;
+}
+SROCE_EXPORT_FOR_TESTS(sroce_train_len);
+
+/* The train's skb for first and the n - 1 packets at the head of pkts
+ * (which stay there): first's headers, then every packet's UDP payload
+ * (BTH to ICRC), the UDP and IP lengths of the whole, the UDP checksum
+ * seeded for CHECKSUM_PARTIAL, GSO fields set. NULL: no memory. */
+struct sk_buff *sroce_train_build(const struct sk_buff *first, const struct sk_buff_head *pkts, unsigned int n,
+				  const struct net_device *dev, bool v6)
+{
+	unsigned int hlen = sroce_train_hlen(first, v6), seg = first->len - hlen, ulen, i;
+	const struct sk_buff *p = first;
+	struct sk_buff *skb;
 	struct udphdr *uh;
 
-	skb = alloc_skb(LL_RESERVED_SPACE(dst->dev) + hlen + payload, GFP_ATOMIC);
+	skb = alloc_skb(LL_RESERVED_SPACE(dev) + U16_MAX, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
-	skb_reserve(skb, LL_RESERVED_SPACE(dst->dev));
+	skb_reserve(skb, LL_RESERVED_SPACE(dev));
 	skb_reset_network_header(skb);
 	skb_put_data(skb, first->data, hlen);
 	for (i = 0; i < n; i++) {
 		unsigned int len = p->len - hlen;
 
-		if (skb_copy_bits(p, hlen, skb_put(skb, len), len)) {
+		if (skb_tailroom(skb) < len || skb_copy_bits(p, hlen, skb_put(skb, len), len)) {
 			kfree_skb(skb);
 			return NULL;
 		}
-		p = i ? skb_peek_next(p, pkts) : skb_peek(pkts);
+		p = i ? skb_peek_next((struct sk_buff *)p, pkts) : skb_peek(pkts);
 	}
 	skb_set_transport_header(skb, hlen - sizeof(struct udphdr));
 	uh = udp_hdr(skb);
+	ulen = skb->len - skb_transport_offset(skb);
 	uh->len = htons(ulen); /* the whole: segmentation subtracts it */
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_transport_header(skb) - skb->head;
@@ -137,6 +172,7 @@ static struct sk_buff *sroce_train_build(struct sk_buff *first, struct sk_buff_h
 	skb_shinfo(skb)->gso_segs = n;
 	return skb;
 }
+SROCE_EXPORT_FOR_TESTS(sroce_train_build);
 
 /*
  * first (prepared for dst, not same-host) and the packets queued right
@@ -148,27 +184,16 @@ static struct sk_buff *sroce_train_build(struct sk_buff *first, struct sk_buff_h
 struct sk_buff *sroce_train_collect(struct sk_buff *first, struct sk_buff_head *pkts, struct dst_entry *dst,
 				    struct sroce_env_path *path, unsigned int *count)
 {
-	bool v6 = dst->ops->family == AF_INET6, last = false;
-	unsigned int hlen = sroce_train_hlen(first, v6), n = 1, payload, limit, max_n, i;
-	struct sk_buff *next, *skb;
+	bool v6 = dst->ops->family == AF_INET6;
+	struct sk_buff *skb, *next;
+	unsigned int n, i;
 
-	if (!READ_ONCE(sroce_trains) || !hlen || !sroce_train_dev_ok(dst->dev) || dst_xfrm(dst))
+	if (!READ_ONCE(sroce_trains) || !sroce_train_dev_ok(dst->dev) || dst_xfrm(dst))
 		return NULL;
-	payload = first->len - hlen;
-	/* IP lengths are 16 bits; past the device's GSO limits the stack
-	 * would segment at the sender anyway. */
-	limit = min_t(unsigned int, dst->dev->gso_max_size, U16_MAX);
-	max_n = min_t(unsigned int, SROCE_TRAIN_MAX, dst->dev->gso_max_segs);
-	for (next = skb_peek(pkts); next && !last && n < max_n; next = skb_peek_next(next, pkts)) {
-		if (sroce_skb_cb(next)->path != path || !sroce_train_fits(first, next, n, hlen, v6, &last) ||
-		    hlen + payload + (next->len - hlen) > limit)
-			break;
-		payload += next->len - hlen;
-		n++;
-	}
+	n = sroce_train_len(first, pkts, path, dst->dev, v6);
 	if (n < 2)
 		return NULL;
-	skb = sroce_train_build(first, pkts, n, payload, hlen, v6, dst);
+	skb = sroce_train_build(first, pkts, n, dst->dev, v6);
 	if (!skb)
 		return NULL; /* no memory: the packets go one by one */
 	consume_skb(first);
