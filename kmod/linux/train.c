@@ -120,31 +120,38 @@ unsigned int sroce_train_len(const struct sk_buff *first, const struct sk_buff_h
 SROCE_EXPORT_FOR_TESTS(sroce_train_len);
 
 /* The train's skb for first and the n - 1 packets at the head of pkts
- * (which stay there): first's headers, then every packet's UDP payload
- * (BTH to ICRC), the UDP and IP lengths of the whole, the UDP checksum
- * seeded for CHECKSUM_PARTIAL, GSO fields set. NULL: no memory. */
+ * (which stay there): first's headers in the linear part, then every
+ * packet's UDP payload (BTH to ICRC) in page fragments (no high-order
+ * allocation in softirq), the UDP and IP lengths of the whole, the UDP
+ * checksum seeded for CHECKSUM_PARTIAL, GSO fields set. NULL: no memory. */
 struct sk_buff *sroce_train_build(const struct sk_buff *first, const struct sk_buff_head *pkts, unsigned int n,
 				  const struct net_device *dev, bool v6)
 {
-	unsigned int hlen = sroce_train_hlen(first, v6), seg = first->len - hlen, ulen, i;
-	const struct sk_buff *p = first;
+	unsigned int hlen = sroce_train_hlen(first, v6), seg = first->len - hlen, total = 0, at = hlen, ulen, i;
+	const struct sk_buff *p;
 	struct sk_buff *skb;
 	struct udphdr *uh;
+	int err;
 
-	skb = alloc_skb(LL_RESERVED_SPACE(dev) + U16_MAX, GFP_ATOMIC);
+	for (i = 0, p = first; i < n; i++, p = i == 1 ? skb_peek(pkts) : skb_peek_next((struct sk_buff *)p, pkts))
+		total += p->len - hlen;
+	skb = alloc_skb_with_frags(LL_RESERVED_SPACE(dev) + hlen, total, 0, &err, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, LL_RESERVED_SPACE(dev));
 	skb_reset_network_header(skb);
 	skb_put_data(skb, first->data, hlen);
-	for (i = 0; i < n; i++) {
+	skb->data_len = total;
+	skb->len += total;
+	for (i = 0, p = first; i < n; i++, p = i == 1 ? skb_peek(pkts) : skb_peek_next((struct sk_buff *)p, pkts)) {
 		unsigned int len = p->len - hlen;
 
-		if (skb_tailroom(skb) < len || skb_copy_bits(p, hlen, skb_put(skb, len), len)) {
+		/* The core's packets are linear (sroce_env_pkt_alloc). */
+		if (skb_headlen(p) != p->len || skb_store_bits(skb, at, p->data + hlen, len)) {
 			kfree_skb(skb);
 			return NULL;
 		}
-		p = i ? skb_peek_next((struct sk_buff *)p, pkts) : skb_peek(pkts);
+		at += len;
 	}
 	skb_set_transport_header(skb, hlen - sizeof(struct udphdr));
 	uh = udp_hdr(skb);
