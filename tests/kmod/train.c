@@ -138,28 +138,32 @@ static bool st_roundtrip(struct st_ctx *ctx, const char *name, struct sk_buff_he
 	return k == n && !bad;
 }
 
+/* n packets queued as a flow sends them: all of them a train, which GSO
+ * segments back into them. */
+static void st_whole(struct st_ctx *ctx, const char *name, bool v6, unsigned int n, unsigned int payload,
+		     unsigned int last, u16 id0)
+{
+	struct sk_buff_head q;
+	unsigned int got;
+
+	if (st_queue(&q, v6, n, payload, last, id0)) {
+		got = st_len(&q, v6);
+		ST_CHECK(ctx, name, got == n, "%u packets of %u in the train", got, n);
+		if (got == n)
+			st_roundtrip(ctx, "train_segments_are_the_packets", &q, n, v6);
+	}
+	__skb_queue_purge(&q);
+}
+
 void st_train(struct st_ctx *ctx)
 {
 	struct sk_buff_head q;
 	struct sk_buff *skb;
-	unsigned int n;
 
-	/* IPv4: five packets, the IDs wrapping 16 bits, the last shorter. */
-	if (st_queue(&q, false, 5, 1000, 600, 0xfffe)) {
-		n = st_len(&q, false);
-		ST_CHECK(ctx, "train_v4_len", n == 5, "%u", n);
-		if (n == 5)
-			st_roundtrip(ctx, "train_v4_segments_are_the_packets", &q, 5, false);
-	}
-	__skb_queue_purge(&q);
-	/* IPv6: three equal packets. */
-	if (st_queue(&q, true, 3, 256, 256, 0)) {
-		n = st_len(&q, true);
-		ST_CHECK(ctx, "train_v6_len", n == 3, "%u", n);
-		if (n == 3)
-			st_roundtrip(ctx, "train_v6_segments_are_the_packets", &q, 3, true);
-	}
-	__skb_queue_purge(&q);
+	/* IPv4: five packets, the IDs wrapping 16 bits, the last shorter;
+	 * IPv6: three equal packets. */
+	st_whole(ctx, "train_v4", false, 5, 1000, 600, 0xfffe);
+	st_whole(ctx, "train_v6", true, 3, 256, 256, 0);
 	/* An ID out of sequence (a repeated PSN) ends the train before it. */
 	if (st_queue(&q, false, 5, 500, 500, 7)) {
 		skb = skb_peek_next(skb_peek_next(skb_peek_next(skb_peek(&q), &q), &q), &q);

@@ -26,14 +26,7 @@ dpid=$!
 sleep 1
 check "capture running on veth-h2" kill -0 $dpid
 port=19640
-pt() { # pt NAME TOOL ARGS...: TOOL's server in h1, its client in h2
-	local what=$1 tool=$2 u
-	u=$(ack_timeout 18)
-	shift 2
-	port=$((port + 1))
-	host_pair "$what" "$tool" -d sroce1 -x "$g1" -F -u "$u" -p $port "$@" -- \
-		"$tool" -d sroce2 -x "$g2" -F -u "$u" -p $port "$@" 10.0.64.1
-}
+pt() { host_perftest 64 "$@"; } # pt NAME TOOL ARGS: server in h1, client in h2
 pt "ib_write_bw 64 KiB" ib_write_bw -s 65536 -n 200
 pt "ib_send_bw 64 KiB" ib_send_bw -s 65536 -n 200
 pt "ib_read_bw 64 KiB" ib_read_bw -s 65536 -n 100
