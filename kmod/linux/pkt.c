@@ -292,11 +292,8 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 	}
 	/* The packets after it on this path may go with it (train.c). */
 	train = sroce_train_collect(skb, pkts, dst, path, &n);
-	if (train) {
+	if (train)
 		skb = train;
-		atomic_long_inc(&owner->counts.tx_trains);
-		atomic_long_add(n, &owner->counts.tx_train_pkts);
-	}
 	skb->dev = dst->dev;
 	skb_dst_set(skb, dst_clone(dst));
 	/* The neighbour layer resolves the link-layer destination, in the
@@ -305,10 +302,15 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 		err = ip6_local_out(c->net, NULL, skb);
 	else
 		err = ip_local_out(c->net, NULL, skb);
-	if (unlikely(net_xmit_eval(err)))
+	if (unlikely(net_xmit_eval(err))) {
 		atomic_long_add(n, &owner->counts.tx_errors);
-	else
-		atomic_long_add(n, &owner->counts.tx_pkts);
+		return;
+	}
+	atomic_long_add(n, &owner->counts.tx_pkts);
+	if (train) {
+		atomic_long_inc(&owner->counts.tx_trains);
+		atomic_long_add(n, &owner->counts.tx_train_pkts);
+	}
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <net/dst.h>
 #include <net/ip6_checksum.h>
 #include <net/udp.h>
+#include <asm/unaligned.h>
 
 #include "sroce.h"
 #include "train.h"
@@ -36,8 +37,11 @@ MODULE_PARM_DESC(trains, "Send consecutive equal-size packets of a QP as one UDP
 #define SROCE_TRAIN_MAX 32
 
 /* Where the stack, not a NIC, segments the train: a NIC's UDP segmentation
- * offload is documented to number IPv4 IDs as software GSO does, but that
- * is not verified here, and its segments' ICRCs would depend on it. */
+ * offload is documented to number IPv4 IDs as software GSO does
+ * (Documentation/networking/segmentation-offloads.rst), but that is not
+ * verified here, and its segments' ICRCs would depend on it. Only the
+ * first device is seen: a veth bridged or routed on to such a NIC hands
+ * it the train (transport.md, "Packet trains"). */
 static bool sroce_train_dev_ok(const struct net_device *dev)
 {
 	if (!(dev->features & NETIF_F_GSO_UDP_L4))
@@ -45,33 +49,49 @@ static bool sroce_train_dev_ok(const struct net_device *dev)
 	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
 }
 
+#define SROCE_TRAIN_BTH 12 /* bytes of the BTH compared */
+
 /* The IP + UDP header length of a packet the core built for this family
- * (no IPv4 options, no IPv6 extension headers), 0 if it is not one. */
+ * (no IPv4 options, no IPv6 extension headers; its BTH linear), 0 if it is
+ * not one. */
 static unsigned int sroce_train_hlen(const struct sk_buff *skb, bool v6)
 {
 	unsigned int hlen = (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + sizeof(struct udphdr);
 
-	if (skb_headlen(skb) < hlen || skb->len <= hlen)
+	if (skb_headlen(skb) < hlen + SROCE_TRAIN_BTH)
 		return 0;
 	if (v6)
 		return ipv6_hdr(skb)->nexthdr == IPPROTO_UDP ? hlen : 0;
 	return ip_hdr(skb)->ihl == 5 && ip_hdr(skb)->protocol == IPPROTO_UDP ? hlen : 0;
 }
 
+/* The BTH's PSN (bytes 9-11). */
+static u32 sroce_train_psn(const u8 *bth)
+{
+	return get_unaligned_be32(bth + 8) & 0xffffff;
+}
+
 /*
  * Whether next, the k-th packet after first, is what segment k of a train
  * starting with first would be: the same addresses, ports, traffic class,
  * flow label, TTL and flags, the IPv4 ID first's + k, a UDP payload of
- * first's length or (ending the train) shorter.
+ * first's length or (ending the train) shorter. And a train is one QP's
+ * run of PSNs: the same P_Key and destination QP, the PSN first's + k
+ * (which sroce-dump's split relies on; repeated ACKs never join).
  */
 static bool sroce_train_fits(const struct sk_buff *first, const struct sk_buff *next, unsigned int k,
 			     unsigned int hlen, bool v6, bool *last)
 {
 	const struct udphdr *u0 = (const void *)(first->data + hlen - sizeof(struct udphdr));
 	const struct udphdr *u1 = (const void *)(next->data + hlen - sizeof(struct udphdr));
+	const u8 *b0 = first->data + hlen, *b1 = next->data + hlen;
 
 	if (sroce_train_hlen(next, v6) != hlen || u0->source != u1->source || u0->dest != u1->dest ||
 	    next->len > first->len)
+		return false;
+	/* P_Key (bytes 2-3) and destination QP (5-7); the PSN */
+	if (memcmp(b0 + 2, b1 + 2, 2) || memcmp(b0 + 5, b1 + 5, 3) ||
+	    sroce_train_psn(b1) != ((sroce_train_psn(b0) + k) & 0xffffff))
 		return false;
 	*last = next->len < first->len;
 	if (v6) {
@@ -135,7 +155,8 @@ struct sk_buff *sroce_train_build(const struct sk_buff *first, const struct sk_b
 
 	for (i = 0, p = first; i < n; i++, p = i == 1 ? skb_peek(pkts) : skb_peek_next((struct sk_buff *)p, pkts))
 		total += p->len - hlen;
-	skb = alloc_skb_with_frags(LL_RESERVED_SPACE(dev) + hlen, total, 0, &err, GFP_ATOMIC);
+	/* A failure falls back to single packets: no warning for it. */
+	skb = alloc_skb_with_frags(LL_RESERVED_SPACE(dev) + hlen, total, 0, &err, GFP_ATOMIC | __GFP_NOWARN);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, LL_RESERVED_SPACE(dev));

@@ -228,13 +228,17 @@ std::vector<std::vector<uint8_t>> split_train(int linktype, const uint8_t *data,
 	if (!whole.is_error() && whole.value() == icrc_load(ib + n.ib_len - len::icrc))
 		return out; // one packet, and a good one
 	u32 psn1 = (get_be32(ib + 8) + 1) & 0xffffff;
-	for (uint32_t p = min_pkt; p + min_pkt <= n.ib_len; p += 4) {
+	// A crafted frame may look like a BTH every 4 bytes: a bounded number
+	// of ICRCs, each over at most the frame, keeps a capture fed.
+	int tries = 8;
+	for (uint32_t p = min_pkt; p + min_pkt <= n.ib_len && tries > 0; p += 4) {
 		const uint8_t *b = ib + p;
 		// The next BTH: same P_Key and QP, the next PSN (what the
 		// sender's train check required of every packet).
 		if (get_be16(b + 2) != get_be16(ib + 2) || (get_be32(b + 4) & 0xffffff) != (get_be32(ib + 4) & 0xffffff) ||
 		    (get_be32(b + 8) & 0xffffff) != psn1)
 			continue;
+		tries--;
 		auto first = train_segment(data, ip_off, n, 0, 0, p);
 		if (!icrc_checks(first, ip_off))
 			continue;

@@ -212,6 +212,10 @@ check "trains: --flows counts the segments, no gap" sh -c \
 	"'$dump' -r '$work/tr.pcap' --flows | grep -q '^flow 10.0.0.1 > 10.0.0.2 qp 0x000011: packets 6 .* gaps 0 '"
 "$dump" -r "$work/tr.pcap" -w "$work/trw.pcap" >/dev/null 2>&1
 check "trains: -w writes each train once" cmp <("$dump" -r "$work/trw.pcap" --tt) "$work/tr.text"
+"$dump" -r "$work/tr.pcap" --opcode RC_SEND_LAST -w "$work/trl.pcap" >/dev/null 2>&1
+check "trains: -w --opcode RC_SEND_LAST writes the two trains whose last packet it is" \
+	test "$(tshark -r "$work/trl.pcap" 2>/dev/null | wc -l):$("$dump" -r "$work/trl.pcap" --opcode RC_SEND_LAST | wc -l)" = 2:2
+check "trains: -c 2 stops within a train" test "$("$dump" -r "$work/tr.pcap" -c 2 | wc -l)" -eq 2
 
 # -w writes a pcap tshark reads; reading it back gives the same lines.
 "$dump" -r "$work/t.pcap" --qpn 0x11 -w "$work/w.pcap" >"$work/w.out" 2>&1

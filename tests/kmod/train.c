@@ -12,6 +12,7 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/net_namespace.h>
+#include <asm/unaligned.h>
 
 #include "sroce.h"
 #include "train.h"
@@ -21,7 +22,8 @@
 #define ST_MAX 40
 
 /* Packet k of a flow as the core builds it: IP (IPv4 ID id0 + k, DF), UDP
- * to 4791 from sport, payload bytes of a pattern of k. */
+ * to 4791 from sport, a BTH (P_Key 0xffff, QP 0x11, PSN id0 + k) and the
+ * rest of payload bytes a pattern of k. */
 static struct sk_buff *st_pkt(bool v6, unsigned int k, unsigned int payload, u16 id0, u16 sport, void *path)
 {
 	unsigned int hlen = (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + sizeof(struct udphdr);
@@ -66,6 +68,12 @@ static struct sk_buff *st_pkt(bool v6, unsigned int k, unsigned int payload, u16
 	uh->len = htons(sizeof(*uh) + payload);
 	for (i = 0; i < payload; i++)
 		p[hlen + i] = (u8)(k * 31 + i * 7 + 1);
+	if (payload >= 12) {
+		p[hlen] = 0x01; /* RC SEND MIDDLE */
+		put_unaligned_be16(0xffff, p + hlen + 2);
+		put_unaligned_be32(0x11, p + hlen + 4);
+		put_unaligned_be32((id0 + k) & 0xffffff, p + hlen + 8);
+	}
 	sroce_skb_cb(skb)->sdev = NULL;
 	sroce_skb_cb(skb)->path = path;
 	return skb;
@@ -98,9 +106,12 @@ static unsigned int st_len(struct sk_buff_head *q, bool v6)
 	return n;
 }
 
-/* The train of q's n packets, segmented by the kernel's GSO: true if it
- * gives n segments equal to the packets but for the UDP checksum. */
-static bool st_roundtrip(struct st_ctx *ctx, const char *name, struct sk_buff_head *q, unsigned int n, bool v6)
+/* The train of q's n packets, segmented by the kernel's GSO with features
+ * (0: copies, as a device without offloads; NETIF_F_SG: the payload pages
+ * shared, as the receiving UDP layer segments): true if it gives n
+ * segments equal to the packets but for the UDP checksum. */
+static bool st_roundtrip(struct st_ctx *ctx, const char *name, struct sk_buff_head *q, unsigned int n, bool v6,
+			 netdev_features_t features)
 {
 	unsigned int hlen = (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + sizeof(struct udphdr);
 	unsigned int csum_at = hlen - 2, k = 0, bad = 0;
@@ -114,7 +125,7 @@ static bool st_roundtrip(struct st_ctx *ctx, const char *name, struct sk_buff_he
 		ST_CHECK(ctx, name, false, "no memory");
 		return false;
 	}
-	segs = skb_gso_segment(train, 0);
+	segs = skb_gso_segment(train, features);
 	if (IS_ERR_OR_NULL(segs)) {
 		ST_CHECK(ctx, name, false, "skb_gso_segment: %ld", PTR_ERR(segs));
 		kfree_skb(train);
@@ -145,12 +156,17 @@ static void st_whole(struct st_ctx *ctx, const char *name, bool v6, unsigned int
 {
 	struct sk_buff_head q;
 	unsigned int got;
+	char nm[64];
 
 	if (st_queue(&q, v6, n, payload, last, id0)) {
 		got = st_len(&q, v6);
 		ST_CHECK(ctx, name, got == n, "%u packets of %u in the train", got, n);
-		if (got == n)
-			st_roundtrip(ctx, "train_segments_are_the_packets", &q, n, v6);
+		if (got == n) {
+			snprintf(nm, sizeof(nm), "%s_segments_are_the_packets", name);
+			st_roundtrip(ctx, nm, &q, n, v6, 0);
+			snprintf(nm, sizeof(nm), "%s_segments_are_the_packets_sg", name);
+			st_roundtrip(ctx, nm, &q, n, v6, NETIF_F_SG);
+		}
 	}
 	__skb_queue_purge(&q);
 }
@@ -161,14 +177,25 @@ void st_train(struct st_ctx *ctx)
 	struct sk_buff *skb;
 
 	/* IPv4: five packets, the IDs wrapping 16 bits, the last shorter;
-	 * IPv6: three equal packets. */
+	 * IPv6: three equal packets, and four with the last shorter; 16
+	 * packets of 4 KiB in 16 pages, almost the 64 KiB a train may take. */
 	st_whole(ctx, "train_v4", false, 5, 1000, 600, 0xfffe);
 	st_whole(ctx, "train_v6", true, 3, 256, 256, 0);
-	/* An ID out of sequence (a repeated PSN) ends the train before it. */
+	st_whole(ctx, "train_v6_last_shorter", true, 4, 1024, 100, 9);
+	st_whole(ctx, "train_v4_64k", false, 16, 3900, 2000, 100);
+	/* An IPv4 ID, or a PSN, out of sequence ends the train before it;
+	 * so does another destination QP. */
 	if (st_queue(&q, false, 5, 500, 500, 7)) {
 		skb = skb_peek_next(skb_peek_next(skb_peek_next(skb_peek(&q), &q), &q), &q);
 		ip_hdr(skb)->id = htons(7 + 2);
 		ST_CHECK(ctx, "train_ends_at_an_id_out_of_sequence", st_len(&q, false) == 3, "%u", st_len(&q, false));
+		ip_hdr(skb)->id = htons(7 + 3);
+		put_unaligned_be32(7 + 2, skb->data + sizeof(struct iphdr) + sizeof(struct udphdr) + 8);
+		ST_CHECK(ctx, "train_ends_at_a_repeated_psn", st_len(&q, false) == 3, "%u", st_len(&q, false));
+		put_unaligned_be32(7 + 3, skb->data + sizeof(struct iphdr) + sizeof(struct udphdr) + 8);
+		ST_CHECK(ctx, "train_whole_again", st_len(&q, false) == 5, "%u", st_len(&q, false));
+		put_unaligned_be32(0x12, skb->data + sizeof(struct iphdr) + sizeof(struct udphdr) + 4);
+		ST_CHECK(ctx, "train_ends_at_another_qp", st_len(&q, false) == 3, "%u", st_len(&q, false));
 	}
 	__skb_queue_purge(&q);
 	/* A shorter packet ends the train after it; a longer one before it;

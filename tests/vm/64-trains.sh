@@ -17,7 +17,7 @@ work=$(mktemp -d)
 two_hosts 64 1500
 count() { sroce_counts "$1" | awk -v n="$2" '$1 == n { print $2 }'; }
 rx_icrc() { rdma statistic show link "$1"/1 | grep -o 'icrc_errors [0-9]*' | cut -d' ' -f2; }
-check "modprobe sroce (trains default Y)" modprobe sroce
+check "modprobe sroce (trains default Y)" modprobe -C /dev/null sroce
 check "trains defaults to Y" grep -qx Y /sys/module/sroce/parameters/trains
 check "sroce1 in h1, sroce2 in h2" sroce_on_hosts 64
 
@@ -57,7 +57,7 @@ check "integrity server exit 0" test $? -eq 0
 
 check "rdma link delete, rmmod" sh -c 'ip netns exec h1 rdma link delete sroce1 && ip netns exec h2 rdma link delete sroce2 &&
 	rmmod sroce'
-check "modprobe sroce trains=N" modprobe sroce trains=N
+check "modprobe sroce trains=N" modprobe -C /dev/null sroce trains=N
 check "sroce1 in h1, sroce2 in h2" sroce_on_hosts 64
 pt "ib_write_bw 64 KiB, trains=N" ib_write_bw -s 65536 -n 100
 check "trains=N: no train sent (sroce2 tx_trains $(count sroce2 tx_trains))" test "$(count sroce2 tx_trains)" = 0
