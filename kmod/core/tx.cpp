@@ -19,6 +19,11 @@ ktl::Result<Qp::Tx> Qp::tx_begin(sroce_env_path *path, const sroce_core_path_inf
 	ip.ttl = pinfo.hop_limit ? pinfo.hop_limit : 64;
 	ip.flow_label = pinfo.flow_label;
 	ip.sport = sport;
+	// IPv4 ID: the PSN's low bits, so consecutive packets of a QP carry
+	// consecutive IDs, as UDP GSO gives the segments of one skb (the glue's
+	// packet trains, pkt.c): a train then segments into these very packets,
+	// ICRC included (it covers the ID). Any ID is valid with DF (RFC 6864).
+	ip.ip_id = u16(h.bth.psn);
 	u32 ib_len = ib::ib_length(h.bth.opcode, payload);
 	u32 l3 = ib::ip_udp_len(ip.ip_version);
 	Tx t;

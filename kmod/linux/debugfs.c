@@ -27,7 +27,7 @@ DEFINE_SHOW_ATTRIBUTE(sroce_module_counts);
 /* The glue's counts, in struct sroce_glue_counts' order. */
 static const char *const sroce_glue_count_names[] = {
 	"glue_pkts_in_flight", "paths", "tx_pkts", "tx_no_route", "tx_errors", "rx_pkts",
-	"rx_short", "tx_local", "rx_local", "rx_local_full", "rx_loopback",
+	"rx_short", "tx_local", "rx_local", "rx_local_full", "rx_loopback", "tx_trains", "tx_train_pkts",
 };
 static_assert(ARRAY_SIZE(sroce_glue_count_names) * sizeof(atomic_long_t) == sizeof(struct sroce_glue_counts));
 

@@ -42,6 +42,8 @@ struct sroce_glue_counts {
 	atomic_long_t rx_local;       /* of rx_pkts: from this host's devices, through local_q */
 	atomic_long_t rx_local_full;  /* dropped: local_q full */
 	atomic_long_t rx_loopback;    /* dropped: UDP 4791 on lo, for this device's address (not sent by sroce) */
+	atomic_long_t tx_trains;      /* UDP GSO skbs of several packets (train.c) */
+	atomic_long_t tx_train_pkts;  /* of tx_pkts: the packets in them */
 };
 
 struct sroce_dev {
@@ -466,6 +468,7 @@ static inline struct sroce_skb_cb *sroce_skb_cb(struct sk_buff *skb)
 struct sroce_env_pkt *sroce_pkt_from_rx(struct sroce_dev *sdev, struct sk_buff *skb);
 /* Sends packets, in order. */
 void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts);
+void sroce_pkt_uncount(struct sk_buff *skb);
 
 /* path.c */
 struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
@@ -497,7 +500,7 @@ extern atomic_long_t sroce_rx_loopback; /* net.c: UDP 4791 on lo, dropped (sroce
  * exports in their own namespace, which nothing else imports:
  * sroce_env_pkt_{head,read,crc32,free} (pkt.c), sroce_batch_{init,flush}
  * and sroce_env_event (batch.c), sroce_env_{timer,work}_* (timer.c) and
- * sroce_env_crc32_le (crc.c).
+ * sroce_env_crc32_le (crc.c), sroce_train_{len,build} (train.c).
  */
 #define SROCE_EXPORT_FOR_TESTS(sym) EXPORT_SYMBOL_NS_GPL(sym, SROCE_SELFTEST)
 

@@ -505,4 +505,5 @@ void st_glue(struct st_ctx *ctx)
 	st_packets(ctx);
 	st_events(ctx);
 	st_async(ctx);
+	st_train(ctx);
 }
