@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * Private header of the sroce kernel glue. The glue translates ib_core
- * objects and calls into core.h calls; the protocol logic lives in ../core.
- */
+/* Private header of the sroce kernel glue. The glue translates ib_core
+ * objects and calls into core.h calls; the protocol logic lives in ../core. */
 #ifndef SROCE_GLUE_H
 #define SROCE_GLUE_H
 
@@ -109,12 +107,10 @@ struct sroce_mmap_entry {
 	bool writable; /* rings: the provider writes its index and entries */
 };
 
-/*
- * A shared ring (abi/sroce-abi.h): header + 2^log_size entries. The glue
+/* A shared ring (abi/sroce-abi.h): header + 2^log_size entries. The glue
  * allocates it; the core works in it. A user ring belongs to its mmap entry
  * once mapped (mmap_free releases it after the last mapping), a kernel ring
- * to the object.
- */
+ * to the object. */
 struct sroce_ring {
 	void *vaddr;
 	unsigned long bytes;
@@ -194,10 +190,8 @@ static inline struct sroce_xrcd *to_sxrcd(struct ib_xrcd *ibxrcd)
 	return container_of(ibxrcd, struct sroce_xrcd, ibxrcd);
 }
 
-/*
- * Requests that carry no driver data today: the bytes of a newer provider
- * are accepted only if they are zero (Documentation/abi.md).
- */
+/* Requests that carry no driver data today: the bytes of a newer provider
+ * are accepted only if they are zero (Documentation/abi.md). */
 static inline int sroce_check_empty_req(struct ib_udata *udata)
 {
 	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -315,9 +309,7 @@ extern int sroce_sq_poll; /* enum sroce_core_sq_poll */
 extern unsigned int sroce_sq_idle_us;
 extern unsigned int sroce_sq_yield_us;
 extern char *sroce_sq_poll_cpus;
-
-/* thread.c */
-unsigned int sroce_sq_poll_cpus_online(void);
+unsigned int sroce_sq_poll_cpus_online(void); /* thread.c: online CPUs it names */
 
 /* device.c */
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);
