@@ -216,6 +216,21 @@ check "trains: -w writes each train once" cmp <("$dump" -r "$work/trw.pcap" --tt
 check "trains: -w --opcode RC_SEND_LAST writes the two trains whose last packet it is" \
 	test "$(tshark -r "$work/trl.pcap" 2>/dev/null | wc -l):$("$dump" -r "$work/trl.pcap" --opcode RC_SEND_LAST | wc -l)" = 2:2
 check "trains: -c 2 stops within a train" test "$("$dump" -r "$work/tr.pcap" -c 2 | wc -l)" -eq 2
+# The live-device fuzzer (tests/vm/wire_fuzz.py) mutates a train's first
+# packet and tracks its last PSN.
+check "trains: wire_fuzz.py's Frame takes a train's first packet and its last PSN" python3 - "$work/tr.pcap" "$top/tests/vm" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+import wire_fuzz
+data = open(sys.argv[1], "rb").read()
+off, got = 24, []
+while off < len(data):
+    incl = struct.unpack("<IIII", data[off:off + 16])[2]
+    f = wire_fuzz.Frame(data[off + 16:off + 16 + incl])
+    got.append((f.psn, f.last_psn, len(f.ib)))
+    off += 16 + incl
+assert got == [(65534, 65538, 12 + 1024), (40, 42, 12 + 256), (7, 7, 236), (9, 9, 12 + 100)], got
+PY
 
 # -w writes a pcap tshark reads; reading it back gives the same lines.
 "$dump" -r "$work/t.pcap" --qpn 0x11 -w "$work/w.pcap" >"$work/w.out" 2>&1
