@@ -366,6 +366,12 @@ void sroce_core_qp_query(struct sroce_core_qp *qp, struct sroce_core_qp_attr *at
 
 /* User QPs: the provider wrote WQEs into the mapped SQ; run the requester. */
 void sroce_core_qp_doorbell(struct sroce_core_qp *qp, struct sroce_env_batch *b);
+/* Receive steering of a user RC/UC QP (transport.md): the CPU its owner
+ * was just seen on (create, modify), and the owner's own choice
+ * (srocedv_modify_qp_rx_cpu; -1: follow the owner). */
+void sroce_core_qp_owner_seen(struct sroce_core_qp *qp, int cpu);
+void sroce_core_qp_pin_rx_cpu(struct sroce_core_qp *qp, int cpu);
+int sroce_core_qp_pinned_rx_cpu(const struct sroce_core_qp *qp); /* -1: none */
 /* Kernel QPs: post one WQE (with wqe->num_sge SGEs, or inline bytes in
  * `data` of length inline_len when SROCE_WQE_INLINE). -ENOMEM when full,
  * -EINVAL for a malformed WQE or a QP state that refuses it. */
@@ -462,10 +468,14 @@ int sroce_core_mw_stage_layout(struct sroce_core_mw *mw, const struct sroce_mw_l
 /* Receive: one packet starting at its IP header, after UDP demux to port
  * 4791. The core consumes pkt. */
 void sroce_core_rx(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
-/* A packet sroce_env_rx_steer took, on the CPU it was steered to: received
- * as by sroce_core_rx (its ICRC checked here), without counting it on the
- * device again (its first pass did) or steering it again. Consumes pkt. */
-void sroce_core_rx_steered(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
+/* A packet sroce_env_rx_steer or _rx_steer_qp took, on the CPU it was
+ * steered to: received as by sroce_core_rx (its ICRC checked here), without
+ * counting it on the device again (its first pass did) or steering it
+ * again. token: _rx_steer_qp's, or NULL. Consumes pkt; dropping one that
+ * cannot be queued: _rx_steer_drop. */
+void sroce_core_rx_steered(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, void *token,
+			   struct sroce_env_batch *b);
+void sroce_core_rx_steer_drop(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, void *token);
 
 /* Counters, object counts and the debug views: core_views.h. */
 

@@ -93,6 +93,7 @@ bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
 	SendWqe &w = swqe(req_.sq_fetched);
 	const u8 *slot = sq_.entry(req_.sq_fetched);
 	__builtin_memcpy(&w.wqe, slot, sizeof(w.wqe)); // one read of user memory
+	steer_.saw_owner_on(sq_.poster_cpu()); // where the owner posted it (rx_steer.h)
 	w.status = ib::wc_success;
 	w.done = w.started = false;
 	w.first_psn = w.last_psn = w.npkts = 0;

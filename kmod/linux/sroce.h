@@ -437,8 +437,7 @@ struct sroce_env_batch {
 
 /* batch.c */
 void sroce_batch_init(struct sroce_env_batch *b);
-/* sdev: the device the core call acted on, or NULL (timers, work): the
- * batch itself needs none, packets carry their paths. */
+/* sdev: the device the core call acted on, or NULL (timers, work). */
 void sroce_batch_flush(struct sroce_dev *sdev, struct sroce_env_batch *b);
 /* destroy_qp, after the core destroy: returns once no batch holds an event
  * for qp (they are raised, their handlers returned). Sleeps. */
@@ -448,6 +447,7 @@ void sroce_qp_wait_events(struct sroce_qp *qp);
 struct sroce_skb_cb {
 	struct sroce_dev *sdev;        /* whose pkts_in_flight counts it */
 	struct sroce_env_path *path;   /* on a batch: a path reference */
+	void *steer_token;             /* steered (vector.c): the core's */
 };
 
 static inline struct sroce_skb_cb *sroce_skb_cb(struct sk_buff *skb)

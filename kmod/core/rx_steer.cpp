@@ -1,0 +1,36 @@
+// Receive steering of a connected user QP (rx_steer.h): the packet goes to
+// the CPU its owner is on, unless it is already there.
+#include "qp.h"
+
+namespace sroce {
+
+bool Qp::steer_rx(const RxPacket &rx) {
+	// Kernel QPs complete where ib_core polls their CQs; UD and XRC have
+	// their own steering (RSS) or none.
+	if (!user_ || (type_ != ib::qpt_rc && type_ != ib::qpt_uc))
+		return false;
+	s32 home = steer_.pinned();
+	if (home == RxSteer::none)
+		home = steer_.seen();
+	RxSteer::Target t = steer_.begin(home);
+	if (t.cpu == RxSteer::none)
+		return false;
+	ref(); // the token's: dropped by sroce_core_rx_steered or _rx_steer_drop
+	if (sroce_env_rx_steer_qp(rx.pkt, t.cpu, t.must_queue, this)) {
+		count(SROCE_CNT_RX_STEERED);
+		return true;
+	}
+	steer_.end();
+	unref();
+	return false;
+}
+
+void Qp::steered_done(bool dropped) {
+	if (dropped)
+		count(SROCE_CNT_RX_STEER_DROPS);
+	// After the packet's receive: the QP's next one may now go elsewhere.
+	steer_.end();
+	unref(); // the token's; may be the last
+}
+
+} // namespace sroce
