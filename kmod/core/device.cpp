@@ -25,7 +25,7 @@ constexpr bool sq_poll_wanted(int mode, u32 online_cpus, u32 poll_cpus, u32 poll
 static_assert(!sq_poll_wanted(SROCE_SQ_POLL_OFF, 64, 8, 0) && sq_poll_wanted(SROCE_SQ_POLL_ON, 1, 0, 9),
 	      "N and Y are what they say, whatever the machine");
 static_assert(!sq_poll_wanted(SROCE_SQ_POLL_AUTO, 2, 0, 0) && sq_poll_wanted(SROCE_SQ_POLL_AUTO, 2, 1, 0) &&
-		      sq_poll_wanted(SROCE_SQ_POLL_ON, 2, 1, 1),
+		      !sq_poll_wanted(SROCE_SQ_POLL_AUTO, 2, 1, 1),
 	      "auto: the machine decides");
 static_assert(!sq_poll_wanted(7, 64, 8, 0), "an unknown mode starts none");
 

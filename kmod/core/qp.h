@@ -434,7 +434,7 @@ private:
 		u32 len = 0;           // IP .. ICRC
 	};
 	ktl::Result<Tx> tx_begin(sroce_env_path *path, const sroce_core_path_info &pinfo, const ib::Headers &h,
-				 u32 payload, u16 sport);
+				 u32 payload, u16 sport, bool resend = false); // resend: a PSN sent before
 	void tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b);
 	void tx_abort(Tx &t); // a packet begun but not sent
 	u16 udp_sport() const { return sport_; }

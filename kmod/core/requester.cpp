@@ -328,7 +328,7 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	p.h.bth.ack_req = ack_req_locked(w, p.last);
 	if (reliable())
 		rtt_sent_locked(req_.psn, p.h.bth.ack_req);
-	auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_);
+	auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_, reliable() && psn_diff(req_.psn, req_.psn_high) < 0);
 	if (t.is_error()) {
 		kick_locked(); // out of memory: work sends it later
 		return false;

@@ -36,12 +36,14 @@ MODULE_PARM_DESC(trains, "Send consecutive equal-size packets of a QP as one UDP
 /* Packets per train at most: a train of 1 KiB packets stays under 64 KiB. */
 #define SROCE_TRAIN_MAX 32
 
-/* Where the stack, not a NIC, segments the train: a NIC's UDP segmentation
- * offload is documented to number IPv4 IDs as software GSO does
- * (Documentation/networking/segmentation-offloads.rst), but that is not
- * verified here, and its segments' ICRCs would depend on it. Only the
- * first device is seen: a veth bridged or routed on to such a NIC hands
- * it the train (transport.md, "Packet trains"). */
+/* Where the stack, not a NIC, segments the train: how a NIC's UDP
+ * segmentation offload numbers IPv4 IDs is documented nowhere (the kernel's
+ * segmentation-offloads.rst states the rule for TCP only), and its
+ * segments' ICRCs depend on it. Only the first device is seen: a veth
+ * bridged, routed or redirected (tc) on to such a NIC hands it the train.
+ * Resent packets never travel in trains (tx.cpp), so such a path slows a
+ * QP down but cannot stall it; trains=N avoids it (transport.md, "Packet
+ * trains"). */
 static bool sroce_train_dev_ok(const struct net_device *dev)
 {
 	if (!(dev->features & NETIF_F_GSO_UDP_L4))
@@ -123,9 +125,10 @@ unsigned int sroce_train_len(const struct sk_buff *first, const struct sk_buff_h
 
 	if (!hlen)
 		return 1;
-	/* IP lengths are 16 bits; past the device's GSO limits the stack
+	/* IP lengths are 16 bits; past the device's GSO limits (its size
+	 * counts the link-layer header, and is reached at equality) the stack
 	 * would segment at the sender anyway. */
-	limit = min_t(unsigned int, dev->gso_max_size, U16_MAX);
+	limit = min_t(unsigned int, dev->gso_max_size - dev->hard_header_len - 1, U16_MAX);
 	max_n = min_t(unsigned int, SROCE_TRAIN_MAX, dev->gso_max_segs);
 	len = first->len;
 	for (next = skb_peek(pkts); next && !last && n < max_n; next = skb_peek_next(next, pkts)) {
@@ -216,7 +219,9 @@ struct sk_buff *sroce_train_collect(struct sk_buff *first, struct sk_buff_head *
 	struct sk_buff *skb, *next;
 	unsigned int n, i;
 
-	if (!READ_ONCE(sroce_trains) || !sroce_train_dev_ok(dst->dev) || dst_xfrm(dst))
+	/* IPsec, and an IPv6 route that fragments every GSO skb (allfrag,
+	 * which drops one larger than the MTU): single packets only. */
+	if (!READ_ONCE(sroce_trains) || !sroce_train_dev_ok(dst->dev) || dst_xfrm(dst) || dst_allfrag(dst))
 		return NULL;
 	n = sroce_train_len(first, pkts, path, dst->dev, v6);
 	if (n < 2)
