@@ -50,6 +50,8 @@ struct sroce_steer {
 	struct work_struct work;
 	atomic_long_t rx_here;  /* RSS receives that stayed on this CPU */
 	atomic_long_t qp_here;  /* a user QP's packets that arrived on its owner's CPU */
+	atomic_long_t qp_in;    /* a user QP's, steered here from another */
+	atomic_long_t qp_out;   /* a user QP's, steered from here to another */
 	atomic_long_t rx_in;    /* steered here from another */
 	atomic_long_t rx_out;   /* steered from here to another */
 	atomic_long_t rx_full;  /* dropped: this CPU's queue was full */
@@ -252,7 +254,8 @@ static bool sroce_steer_queue(struct sk_buff *skb, int cpu, void *token)
 		atomic_long_inc(&s->rx_full);
 		return false;
 	}
-	atomic_long_inc(&per_cpu_ptr(&sroce_steers, raw_smp_processor_id())->rx_out);
+	s = per_cpu_ptr(&sroce_steers, raw_smp_processor_id());
+	atomic_long_inc(token ? &s->qp_out : &s->rx_out);
 	queue_work_on(cpu, sroce_comp_wq, &s->work);
 	return true;
 }
@@ -320,7 +323,7 @@ static void sroce_steer_work(struct work_struct *work)
 			break;
 		}
 		sdev = sroce_skb_cb(skb)->sdev;
-		atomic_long_inc(&s->rx_in);
+		atomic_long_inc(sroce_skb_cb(skb)->steer_token ? &s->qp_in : &s->rx_in);
 		sroce_batch_init(&b);
 		sroce_core_rx_steered(sdev->core, (struct sroce_env_pkt *)skb, sroce_skb_cb(skb)->steer_token, &b);
 		sroce_batch_flush(sdev, &b);
@@ -331,8 +334,9 @@ static void sroce_steer_work(struct work_struct *work)
 		queue_work(sroce_comp_wq, work); /* stays on this CPU's pool */
 }
 
-/* <debugfs>/sroce/rx_cpus: per CPU, where steered receives ran (RSS and
- * user QPs: steered_in/out), and those that needed no steering. */
+/* <debugfs>/sroce/rx_cpus: per CPU, where steered receives ran: RSS's
+ * (rss_here, steered_in/out, dropped_full, which counts both) and user
+ * QPs' (qp_here, qp_in/out). */
 int sroce_rx_cpus_show(struct seq_file *m, void *unused)
 {
 	int cpu;
@@ -340,9 +344,10 @@ int sroce_rx_cpus_show(struct seq_file *m, void *unused)
 	for_each_possible_cpu(cpu) {
 		struct sroce_steer *s = per_cpu_ptr(&sroce_steers, cpu);
 
-		seq_printf(m, "cpu %d rss_here %ld steered_in %ld steered_out %ld dropped_full %ld qp_here %ld\n", cpu,
-			   atomic_long_read(&s->rx_here), atomic_long_read(&s->rx_in), atomic_long_read(&s->rx_out),
-			   atomic_long_read(&s->rx_full), atomic_long_read(&s->qp_here));
+		seq_printf(m, "cpu %d rss_here %ld steered_in %ld steered_out %ld dropped_full %ld qp_here %ld qp_in %ld qp_out %ld\n",
+			   cpu, atomic_long_read(&s->rx_here), atomic_long_read(&s->rx_in), atomic_long_read(&s->rx_out),
+			   atomic_long_read(&s->rx_full), atomic_long_read(&s->qp_here), atomic_long_read(&s->qp_in),
+			   atomic_long_read(&s->qp_out));
 	}
 	return 0;
 }
