@@ -166,8 +166,8 @@ enum sroce_cq_vector_attrs {
  * steering"); the method fixes that CPU, or gives it back to the owner's
  * moves, and returns the choice now in force. The same encoding as the CQ
  * vector's: 0 changes nothing (a query), SROCE_QP_RX_CPU_OWNER follows the
- * owner, and CPU c is c + 1. A CPU not online is EINVAL, another QP type
- * EOPNOTSUPP. */
+ * owner, and CPU c is c + 1. A CPU not online, or one the caller may not
+ * run on, is EINVAL; another QP type EOPNOTSUPP. */
 enum sroce_qp_methods {
 	SROCE_METHOD_QP_RX_CPU = (1u << 12),
 };

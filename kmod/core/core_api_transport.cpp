@@ -172,7 +172,10 @@ int sroce_core_qp_modify(sroce_core_qp *qp, const sroce_core_qp_attr *attr, int 
 void sroce_core_qp_query(sroce_core_qp *qp, sroce_core_qp_attr *attr) { obj<Qp>(qp)->query(attr); }
 
 void sroce_core_qp_doorbell(sroce_core_qp *qp, sroce_env_batch *b) { obj<Qp>(qp)->doorbell(b); }
-void sroce_core_qp_owner_seen(sroce_core_qp *qp, int cpu) { obj<Qp>(qp)->rx_steer().saw_owner_on(cpu); }
+void sroce_core_qp_owner_seen(sroce_core_qp *qp, int cpu, const void *allowed, unsigned int len) {
+	obj<Qp>(qp)->rx_steer().set_allowed(allowed, len);
+	obj<Qp>(qp)->rx_steer().saw_owner_on(cpu);
+}
 void sroce_core_qp_pin_rx_cpu(sroce_core_qp *qp, int cpu) { obj<Qp>(qp)->rx_steer().pin(cpu < 0 ? RxSteer::none : cpu); }
 int sroce_core_qp_pinned_rx_cpu(const sroce_core_qp *qp) {
 	return const_cast<Qp *>(obj<Qp>(qp))->rx_steer().pinned();

@@ -13,10 +13,15 @@ bool Qp::steer_rx(const RxPacket &rx) {
 	if (home == RxSteer::none)
 		home = steer_.seen();
 	RxSteer::Target t = steer_.begin(home);
+	if (t.full) { // as a full CPU queue would
+		count(SROCE_CNT_RX_STEER_DROPS);
+		sroce_env_pkt_free(rx.pkt);
+		return true;
+	}
 	if (t.cpu == RxSteer::none)
 		return false;
 	ref(); // the token's: dropped by sroce_core_rx_steered or _rx_steer_drop
-	if (sroce_env_rx_steer_qp(rx.pkt, t.cpu, t.must_queue, this)) {
+	if (sroce_env_rx_steer_qp(rx.pkt, t.cpu, t.must_queue, this, steer_.allowed())) {
 		count(SROCE_CNT_RX_STEERED);
 		return true;
 	}

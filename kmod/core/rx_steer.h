@@ -10,14 +10,40 @@
 // queued (as RFS moves a flow). So a QP receives its packets in the order
 // they arrived.
 #pragma once
+#include "env.h"
 #include "ktl/atomic.h"
 #include "ktl/types.h"
+#include "ktl/utility.h"
 
 namespace sroce {
 
-class RxSteer {
+class RxSteer : ktl::NonCopyable {
 public:
 	static constexpr s32 none = -1;
+	RxSteer() = default;
+	~RxSteer() { sroce_env_free(allowed_.load(ktl::MemoryOrder::relaxed)); }
+
+	// The CPUs the owner may run on, as the glue gave them at its last
+	// modify (a bitmap of len bytes; process context): a CPU the owner
+	// names (ring hint, srocedv) outside them is not used, so a process
+	// confined by a cpuset cannot send its receive work to other CPUs.
+	// Null before the first: nothing is steered.
+	void set_allowed(const void *bits, u32 len) {
+		u8 *a = allowed_.load(ktl::MemoryOrder::acquire);
+		if (!a) {
+			a = static_cast<u8 *>(sroce_env_zalloc(len, 0));
+			if (!a)
+				return; // not steered: no harm
+			__builtin_memcpy(a, bits, len);
+			// Pairs with allowed()'s acquire: the bits before the pointer.
+			allowed_.store(a, ktl::MemoryOrder::release);
+			return;
+		}
+		// Modifies are serialized by ib_core; a packet reading meanwhile
+		// sees old or new bits, either of them the owner's.
+		__builtin_memcpy(a, bits, len);
+	}
+	const void *allowed() const { return allowed_.load(ktl::MemoryOrder::acquire); }
 
 	// The owner's choice (srocedv_modify_qp_rx_cpu): a CPU, or none to
 	// follow the owner.
@@ -34,32 +60,44 @@ public:
 
 	// Where a packet goes, home being the CPU the owner is on (none: here).
 	// A target other than none counts the packet in flight until end().
+	// full: max_queued already wait; the caller drops it (a QP takes no
+	// more of a CPU's queue, which all QPs and RSS share).
 	struct Target {
 		s32 cpu;
 		bool must_queue; // others of the QP are queued there: never here inline
+		bool full;
 	};
+	static constexpr u32 max_queued = 256;
 	Target begin(s32 home) {
-		// Pairs with end()'s release: a count of 0 means the packets
-		// queued before were received, so this one may go elsewhere.
-		if (inflight_.load(ktl::MemoryOrder::acquire) == 0) {
-			if (home == none)
-				return {none, false};
-			cpu_.store(home, ktl::MemoryOrder::relaxed);
-			inflight_.fetch_add(1, ktl::MemoryOrder::acq_rel);
-			return {home, false};
+		// One atomic word, so that the test and the choice are one step:
+		// two packets arriving at once on two CPUs cannot both find none
+		// waiting and go two ways. Acquire pairs with end()'s release: a
+		// count of 0 means the packets queued before were received.
+		u64 old = state_.load(ktl::MemoryOrder::acquire);
+		for (;;) {
+			u32 n = u32(old);
+			if (n >= max_queued)
+				return {none, true, true};
+			if (n == 0 && home == none)
+				return {none, false, false};
+			s32 cpu = n ? s32(u32(old >> 32)) : home;
+			u64 next = u64(u32(cpu)) << 32 | (n + 1);
+			if (state_.compare_exchange(old, next, ktl::MemoryOrder::acq_rel, ktl::MemoryOrder::acquire))
+				return {cpu, n != 0, false};
 		}
-		inflight_.fetch_add(1, ktl::MemoryOrder::acq_rel);
-		return {cpu_.load(ktl::MemoryOrder::relaxed), true};
 	}
-	// A packet begin() counted was received, dropped, or not taken.
-	void end() { inflight_.fetch_sub(1, ktl::MemoryOrder::release); }
-	u32 in_flight() const { return inflight_.load(ktl::MemoryOrder::relaxed); }
+	// A packet begin() counted was received, dropped, or not taken. The
+	// count is the low word and above 0: no borrow reaches the CPU.
+	void end() { state_.fetch_sub(1, ktl::MemoryOrder::release); }
+	u32 in_flight() const { return u32(state_.load(ktl::MemoryOrder::relaxed)); }
 
 private:
-	ktl::Atomic<u32> inflight_;       // packets of the QP in a CPU's queue
-	ktl::Atomic<s32> cpu_{none};      // that CPU, while inflight_ > 0
+	// The CPU the waiting packets went to (high word, while the count is
+	// above 0) and how many wait (low word).
+	ktl::Atomic<u64> state_;
 	ktl::Atomic<s32> pinned_{none};
 	ktl::Atomic<s32> seen_{none};
+	ktl::Atomic<u8 *> allowed_{nullptr};
 };
 
 } // namespace sroce

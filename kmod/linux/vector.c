@@ -234,15 +234,16 @@ static bool sroce_steer_queue(struct sk_buff *skb, int cpu, void *token)
 {
 	/* The device the packet arrived on (pkt.c), whose reference the
 	 * steered-to CPU drops (sroce_steer_work); the caller took it. */
-	struct sroce_steer *s = per_cpu_ptr(&sroce_steers, cpu);
+	struct sroce_steer *s = per_cpu_ptr(&sroce_steers, cpu), *here;
 	unsigned long flags;
 	bool queued = false;
 
 	/* It leaves its receive softirq: a noref route is valid only there,
-	 * and nothing later reads the route or conntrack (an answer is built
-	 * from the QP's own path). */
+	 * and nothing later reads the route, conntrack or the netdev (not
+	 * held; an answer is built from the QP's own path). */
 	skb_dst_drop(skb);
 	nf_reset_ct(skb);
+	skb->dev = NULL;
 	sroce_skb_cb(skb)->steer_token = token;
 	spin_lock_irqsave(&s->q.lock, flags);
 	if (skb_queue_len(&s->q) < SROCE_STEER_QLEN) {
@@ -254,9 +255,9 @@ static bool sroce_steer_queue(struct sk_buff *skb, int cpu, void *token)
 		atomic_long_inc(&s->rx_full);
 		return false;
 	}
-	s = per_cpu_ptr(&sroce_steers, raw_smp_processor_id());
-	atomic_long_inc(token ? &s->qp_out : &s->rx_out);
-	queue_work_on(cpu, sroce_comp_wq, &s->work);
+	here = per_cpu_ptr(&sroce_steers, raw_smp_processor_id());
+	atomic_long_inc(token ? &here->qp_out : &here->rx_out);
+	queue_work_on(cpu, sroce_comp_wq, &s->work); /* cpu's own work drains cpu's queue */
 	return true;
 }
 
@@ -277,23 +278,25 @@ int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner)
 	return 1;
 }
 
-int sroce_env_rx_steer_qp(struct sroce_env_pkt *pkt, int cpu, int must_queue, void *token)
+int sroce_env_rx_steer_qp(struct sroce_env_pkt *pkt, int cpu, int must_queue, void *token, const void *allowed)
 {
 	struct sk_buff *skb = (struct sk_buff *)pkt;
 	struct sroce_dev *sdev = sroce_skb_cb(skb)->sdev;
 
-	/* The CPU is the owner's word (a ring hint): any value is checked.
-	 * Once some wait, the rest follow them whatever changed since. */
+	/* The CPU is the owner's word (a ring hint, srocedv): any value is
+	 * checked, against the CPUs online and those the owner may run on.
+	 * One that fails is received here, even behind others waiting (only
+	 * when a CPU goes offline, or the owner's CPUs change, under it). */
+	if ((unsigned int)cpu >= nr_cpu_ids || !cpu_online(cpu) || !allowed ||
+	    !cpumask_test_cpu(cpu, (const struct cpumask *)allowed))
+		return 0;
+	/* Once some wait, the rest follow them whatever changed since. */
 	if (!must_queue && cpu == raw_smp_processor_id()) {
 		atomic_long_inc(&per_cpu_ptr(&sroce_steers, cpu)->qp_here);
 		return 0;
 	}
-	if (!must_queue && (!READ_ONCE(sroce_rx_steer) || (unsigned int)cpu >= nr_cpu_ids || !cpu_online(cpu)))
-		return 0;
-	/* must_queue with a CPU that is none: another packet's offer, which
-	 * this one raced, was refused for it. Unregistering: nothing may
-	 * reach the core later. Both are received here. */
-	if ((unsigned int)cpu >= nr_cpu_ids || !ib_device_try_get(&sdev->ibdev))
+	/* Unregistering: nothing may reach the core later; received here. */
+	if ((!must_queue && !READ_ONCE(sroce_rx_steer)) || !ib_device_try_get(&sdev->ibdev))
 		return 0;
 	if (!sroce_steer_queue(skb, cpu, token)) {
 		ib_device_put(&sdev->ibdev);
@@ -415,6 +418,7 @@ static int UVERBS_HANDLER(SROCE_METHOD_QP_RX_CPU)(struct uverbs_attr_bundle *att
 
 	if (!qp->user || (ibqp->qp_type != IB_QPT_RC && ibqp->qp_type != IB_QPT_UC))
 		return -EOPNOTSUPP;
+	/* A CPU the caller may run on: a cpuset keeps its receive work too. */
 	if (uverbs_attr_is_valid(attrs, SROCE_ATTR_QP_RX_CPU_IN)) {
 		err = uverbs_copy_from(&in, attrs, SROCE_ATTR_QP_RX_CPU_IN);
 		if (err)
@@ -422,7 +426,8 @@ static int UVERBS_HANDLER(SROCE_METHOD_QP_RX_CPU)(struct uverbs_attr_bundle *att
 	}
 	if (in == SROCE_QP_RX_CPU_OWNER)
 		sroce_core_qp_pin_rx_cpu(qp->core, -1);
-	else if (in != SROCE_QP_RX_CPU_NO_CHANGE && in - 1 < nr_cpu_ids && cpu_online(in - 1))
+	else if (in != SROCE_QP_RX_CPU_NO_CHANGE && in - 1 < nr_cpu_ids && cpu_online(in - 1) &&
+		 cpumask_test_cpu(in - 1, current->cpus_ptr))
 		sroce_core_qp_pin_rx_cpu(qp->core, in - 1);
 	else if (in != SROCE_QP_RX_CPU_NO_CHANGE)
 		return -EINVAL;

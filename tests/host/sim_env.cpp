@@ -186,7 +186,7 @@ int sroce_env_rx_steer(sroce_env_pkt *pkt, void *cq_owner) {
 	return g_engine && g_engine->steer && g_engine->steer(pkt, cq_owner);
 }
 
-int sroce_env_rx_steer_qp(sroce_env_pkt *pkt, int cpu, int must_queue, void *token) {
+int sroce_env_rx_steer_qp(sroce_env_pkt *pkt, int cpu, int must_queue, void *token, const void *) {
 	return g_engine && g_engine->steer_qp && g_engine->steer_qp(pkt, cpu, must_queue != 0, token);
 }
 

@@ -6,15 +6,20 @@
 // holds what it takes and hands it back later, in order.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <deque>
 #include <functional>
+#include <thread>
 
+#include "rx_steer.h"
 #include "user_sq_fixture.h"
 
 using namespace tfx;
 namespace ib = sroce::ib;
 
 namespace {
+const uint64_t any_cpu = ~0ull; // the owner may run anywhere (the glue tests the bits)
+
 struct Offer {
 	sroce_env_pkt *pkt;
 	int cpu;
@@ -105,7 +110,7 @@ TEST_CASE("receive steering: a user QP's packets go to the CPU its owner posted 
 	size_t first = t.offers.size();
 	t.on_offer = [&] {
 		if (t.offers.size() == first + 1)
-			sroce_core_qp_owner_seen(t.u.qp, 5);
+			sroce_core_qp_owner_seen(t.u.qp, 5, &any_cpu, sizeof(any_cpu));
 	};
 	t.f.sim().run_for(200000);
 	REQUIRE(t.offers.size() > first + 1);
@@ -184,7 +189,7 @@ TEST_CASE("receive steering: the owner's own CPU choice wins over where it posts
 	// A system call on another CPU (a modify) is where the owner was seen
 	// last, until its next post says otherwise.
 	t.pump();
-	sroce_core_qp_owner_seen(t.u.qp, 4);
+	sroce_core_qp_owner_seen(t.u.qp, 4, &any_cpu, sizeof(any_cpu));
 	h_cpu_silent(t); // this post says nothing
 	before = t.offers.size();
 	t.write_len(3, 128, 64);
@@ -242,4 +247,76 @@ TEST_CASE("receive steering: a QP destroyed with packets waiting lives until the
 	CHECK(t.live_qps() == qps - 1);
 	// Received for no QP: the number may already be another's.
 	CHECK(device_counter(t.a, SROCE_CNT_RX_BAD_QPN) == bad_qpn + waiting);
+}
+
+TEST_CASE("receive steering: a QP takes at most RxSteer::max_queued places in the CPUs' queues",
+	  "[transport][rx-steer]") {
+	Steered t(86);
+	t.u.say_cpu(1);
+	sim::LinkConfig dup;
+	dup.duplicate = 1.0; // every answer twice: more than a QP may have waiting
+	t.f.sim().set_link(t.b.id, t.a.id, dup);
+	constexpr unsigned int n = 200;
+	for (unsigned int i = 0; i < n; i++) {
+		sroce_wqe w = wqe(i, ib::wr_rdma_write, 1);
+		w.rdma.remote_addr = iova_of(t.b, t.rb) + 64 * i;
+		w.rdma.rkey = t.f.lkey(t.rb);
+		t.u.post(w, sge_of(t.f, t.a, t.la, 0, 64), i == n - 1); // one doorbell for all
+	}
+	t.f.sim().run_for(5000000); // none is received meanwhile
+	INFO("offered " << t.offers.size() << ", waiting " << t.queued.size());
+	CHECK(t.queued.size() == sroce::RxSteer::max_queued);
+	CHECK(t.offers.size() == t.queued.size()); // the rest were dropped before any offer
+	CHECK(device_counter(t.a, SROCE_CNT_RX_STEER_DROPS) > 0);
+	t.pump();
+	std::vector<sroce_cqe> c;
+	for (int k = 0; k < 200 && c.size() < n; k++) {
+		t.f.sim().run_for(10000000);
+		t.pump();
+		for (auto &e : t.f.poll(t.a))
+			c.push_back(e);
+	}
+	REQUIRE(c.size() == n);
+	for (const auto &e : c)
+		CHECK(int(e.status) == ib::wc_success);
+}
+
+// The choice and the count are one atomic word: packets of one QP arriving
+// at once on two CPUs, each with the owner on a different CPU, never wait
+// on two CPUs at the same time (found by review: a load, a store and an
+// add in three steps let two "first" packets go two ways).
+TEST_CASE("receive steering: concurrent arrivals never leave a QP's packets waiting on two CPUs",
+	  "[transport][rx-steer]") {
+	// Rounds: both threads wait at a line, then each offers a packet with
+	// the owner on "its" CPU, from none waiting; both must get one CPU.
+	sroce::RxSteer s;
+	constexpr int rounds = 20000;
+	std::atomic<int> arrived{0};
+	static int got[2][rounds];
+	auto arrive = [&](int me) {
+		int k = 0;
+		auto both_here = [&] { // a spin barrier of the two threads
+			k++;
+			arrived.fetch_add(1);
+			while (arrived.load() < 2 * k)
+				;
+		};
+		for (int r = 0; r < rounds; r++) {
+			both_here(); // the other received its last: none waits
+			got[me][r] = s.begin(me).cpu;
+			both_here();
+			s.end();
+		}
+	};
+	std::thread a(arrive, 0), b(arrive, 1);
+	a.join();
+	b.join();
+	int split = 0, first_wins[2] = {0, 0};
+	for (int r = 0; r < rounds; r++) {
+		split += got[0][r] != got[1][r];
+		first_wins[got[0][r] == 1 ? 1 : 0]++;
+	}
+	INFO("rounds won by each thread's CPU: " << first_wins[0] << ", " << first_wins[1]);
+	CHECK(split == 0);
+	CHECK(s.in_flight() == 0);
 }

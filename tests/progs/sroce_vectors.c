@@ -12,8 +12,10 @@
  * and in order, and no event is lost (the receiver sleeps on the channel
  * only, so a lost event is a 10 s stall and a failure).
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -110,6 +112,16 @@ static void check_rx_cpus(struct ibv_pd *pd, struct ibv_cq *cq)
 	CHECK(srocedv_modify_qp_rx_cpu(qp, SROCEDV_QP_RX_CPU_OWNER) == 0 &&
 		      query_rx_cpu(qp) == SROCEDV_QP_RX_CPU_OWNER,
 	      "given back to the owner: %d", query_rx_cpu(qp));
+	if (nvec >= 2) { /* a process confined by a cpuset keeps its receive work too */
+		cpu_set_t all, only0;
+
+		CPU_ZERO(&only0);
+		CPU_SET(0, &only0);
+		if (!sched_getaffinity(0, sizeof(all), &all) && !sched_setaffinity(0, sizeof(only0), &only0)) {
+			CHECK_ERR(srocedv_modify_qp_rx_cpu(qp, 1), EINVAL, "CPU 1 from a process allowed only CPU 0");
+			sched_setaffinity(0, sizeof(all), &all);
+		}
+	}
 	CHECK_ERR(srocedv_modify_qp_rx_cpu(NULL, 0), EINVAL, "a NULL QP");
 	CHECK_ERR(srocedv_query_qp_rx_cpu(qp, NULL), EINVAL, "query into NULL");
 	ibv_destroy_qp(qp);

@@ -240,7 +240,8 @@ int srocedv_query_cq_vector(struct ibv_cq *cq, uint32_t *hid);
  * packets of a user RC or UC QP are received on the CPU its owner last
  * posted from. srocedv_modify_qp_rx_cpu fixes that CPU instead, or with
  * SROCEDV_QP_RX_CPU_OWNER gives it back to the owner's moves. Returns 0 or
- * an errno value: EINVAL for a CPU not online, EOPNOTSUPP for another QP
+ * an errno value: EINVAL for a CPU not online or one the calling thread may
+ * not run on, EOPNOTSUPP for another QP
  * type, a QP of another provider or a kernel without the method. */
 #define SROCEDV_QP_RX_CPU_OWNER (-1)
 int srocedv_modify_qp_rx_cpu(struct ibv_qp *qp, int cpu);
