@@ -27,7 +27,8 @@
 static struct sk_buff *st_pkt(bool v6, unsigned int k, unsigned int payload, u16 id0, u16 sport, void *path)
 {
 	unsigned int hlen = (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + sizeof(struct udphdr);
-	struct sk_buff *skb = alloc_skb(LL_MAX_HEADER + hlen + payload, GFP_KERNEL);
+	/* Tailroom for the test that makes a packet longer (skb_put_zero). */
+	struct sk_buff *skb = alloc_skb(LL_MAX_HEADER + hlen + payload + 256, GFP_KERNEL);
 	struct udphdr *uh;
 	unsigned int i;
 	u8 *p;
