@@ -72,29 +72,28 @@ check "rx_steer=N: nothing steered ($s1 -> $(rx_steered sroce1), $s2 -> $(rx_ste
 	test "$(rx_steered sroce1):$(rx_steered sroce2)" = "$s1:$s2"
 echo Y >/sys/module/sroce/parameters/rx_steer
 
+# background TOOL: a 60 s perftest stream of 64 KiB messages, server on CPU 0
+# in h1 and client on CPU 1 in h2; sets sp and cp to their pids.
+background() {
+	port=$((port + 1))
+	ip netns exec h1 taskset -c 0 "$1" -d sroce1 -x "$g1" -F -u "$u" -p $port -s 65536 -D 60 >/dev/null 2>&1 &
+	sp=$!
+	wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
+	ip netns exec h2 taskset -c 1 "$1" -d sroce2 -x "$g2" -F -u "$u" -p $port -s 65536 -D 60 10.0.66.1 \
+		>/dev/null 2>&1 &
+	cp=$!
+	sleep "$(scaled_secs 4)"
+}
+
 # Killed midway: the steered packets of the dead process's QPs drain.
-port=$((port + 1))
-ip netns exec h1 taskset -c 0 ib_write_bw -d sroce1 -x "$g1" -F -u "$u" -p $port -s 65536 -D 30 >/dev/null 2>&1 &
-sp=$!
-wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
-ip netns exec h2 taskset -c 1 ib_write_bw -d sroce2 -x "$g2" -F -u "$u" -p $port -s 65536 -D 30 10.0.66.1 \
-	>/dev/null 2>&1 &
-cp=$!
-sleep "$(scaled_secs 4)"
+background ib_write_bw
 kill -9 $cp $sp
 wait $cp $sp 2>/dev/null
 check "killed mid-transfer: h1 has nothing left alive" wait_until 30 counts_zero sroce1
 check "killed mid-transfer: h2 has nothing left alive" wait_until 30 counts_zero sroce2
 
 # rmmod during traffic: the devices go under a running stream.
-port=$((port + 1))
-ip netns exec h1 taskset -c 0 ib_send_bw -d sroce1 -x "$g1" -F -u "$u" -p $port -s 65536 -D 60 >/dev/null 2>&1 &
-sp=$!
-wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
-ip netns exec h2 taskset -c 1 ib_send_bw -d sroce2 -x "$g2" -F -u "$u" -p $port -s 65536 -D 60 10.0.66.1 \
-	>/dev/null 2>&1 &
-cp=$!
-sleep "$(scaled_secs 4)"
+background ib_send_bw
 check "rdma link delete under traffic" sh -c 'ip netns exec h1 rdma link delete sroce1 && ip netns exec h2 rdma link delete sroce2'
 check "the perftest processes end" wait_until 60 sh -c "! kill -0 $cp 2>/dev/null && ! kill -0 $sp 2>/dev/null"
 kill -9 $cp $sp 2>/dev/null
