@@ -125,7 +125,9 @@ check "modprobe sroce sq_poll=Y, two devices" up sq_poll=Y
 check "sq_poll=Y reads back Y" grep -qx Y /sys/module/sroce/parameters/sq_poll
 check "sq_poll=Y: a poller thread per device" two_pollers
 check "rdma link delete, rmmod" down
-check "modprobe sroce sq_poll=auto reads back auto" sh -c 'up sq_poll=auto && grep -qx auto /sys/module/sroce/parameters/sq_poll'
+# up_reads PARAM VALUE: up with PARAM, and sq_poll then reads back VALUE.
+up_reads() { up "$1" && grep -qx "$2" /sys/module/sroce/parameters/sq_poll; }
+check "modprobe sroce sq_poll=auto reads back auto" up_reads sq_poll=auto auto
 # Written at run time (for devices added later): Y, N, auto, 1, 0 read
 # back as Y, N or auto; a bad value is refused and changes nothing.
 param=/sys/module/sroce/parameters/sq_poll
@@ -137,7 +139,7 @@ check "sysfs: 'maybe' refused, the value unchanged" sq_refused
 echo auto >$param
 check "rdma link delete, rmmod" down
 check "modprobe refuses sq_poll=maybe" sh -c '! modprobe -C /dev/null sroce sq_poll=maybe 2>/dev/null && ! lsmod | grep -q "^sroce "'
-check "a bare sq_poll means Y, as for the bool it was" sh -c 'up sq_poll && grep -qx Y /sys/module/sroce/parameters/sq_poll'
+check "a bare sq_poll means Y, as for the bool it was" up_reads sq_poll Y
 check "rdma link delete, rmmod" down
 # auto with sq_poll_cpus: one poller per named CPU, the first device's.
 check "modprobe sroce sq_poll_cpus=1, two devices" up sq_poll_cpus=1
