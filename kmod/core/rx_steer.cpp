@@ -12,6 +12,14 @@ bool Qp::steer_rx(const RxPacket &rx) {
 	s32 home = steer_.pinned();
 	if (home == RxSteer::none)
 		home = steer_.seen();
+	// Worth a trip to another CPU: a payload to check and place, or an
+	// answer that runs the owner's sending (the requester then sends from
+	// the owner's CPU, not from the peer's). The rest, a small message or
+	// an ACK while nothing waits to be sent, is received here at once: a
+	// ping-pong takes no extra hop. Unless others of the QP wait (begin).
+	bool answer = rx.pi.flags & ib::op_response;
+	if (rx.len - rx.payload_off < param::rx_steer_min_bytes && !(answer && steer_.clocked()))
+		home = RxSteer::none;
 	RxSteer::Target t = steer_.begin(home);
 	if (t.full) { // as a full CPU queue would
 		count(SROCE_CNT_RX_STEER_DROPS);

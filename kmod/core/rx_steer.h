@@ -58,6 +58,14 @@ public:
 	}
 	s32 seen() const { return seen_.load(ktl::MemoryOrder::relaxed); }
 
+	// Whether the QP's sending is clocked by its answers: requests are out
+	// (SROCE_SQ_ACK_DUE: posts skip the doorbell, an answer runs the
+	// requester) and more waits to be sent. Set under the QP lock. An
+	// answer then carries the owner's sending work; in a ping-pong it does
+	// not, and takes no extra hop.
+	void set_clocked(bool on) { clocked_.store(on, ktl::MemoryOrder::relaxed); }
+	bool clocked() const { return clocked_.load(ktl::MemoryOrder::relaxed); }
+
 	// Where a packet goes, home being the CPU the owner is on (none: here).
 	// A target other than none counts the packet in flight until end().
 	// full: max_queued already wait; the caller drops it (a QP takes no
@@ -98,6 +106,7 @@ private:
 	ktl::Atomic<s32> pinned_{none};
 	ktl::Atomic<s32> seen_{none};
 	ktl::Atomic<u8 *> allowed_{nullptr};
+	ktl::Atomic<bool> clocked_{false};
 };
 
 } // namespace sroce
