@@ -29,9 +29,11 @@
 #include "sroce.h"
 #include "train.h"
 
-bool sroce_trains = true;
+/* Off by default: under TCG they measured no gain (Documentation/benchmarks.md,
+ * "Receive steering and packet trains"). */
+bool sroce_trains;
 module_param_named(trains, sroce_trains, bool, 0644);
-MODULE_PARM_DESC(trains, "Send consecutive equal-size packets of a QP as one UDP GSO skb where the stack segments it in software (veth, devices without UDP segmentation offload) (default: Y)");
+MODULE_PARM_DESC(trains, "Send consecutive equal-size packets of a QP as one UDP GSO skb where the stack segments it in software (veth, devices without UDP segmentation offload) (default: N)");
 
 /* Packets per train at most: a train of 1 KiB packets stays under 64 KiB. */
 #define SROCE_TRAIN_MAX 32

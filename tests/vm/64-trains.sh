@@ -17,8 +17,9 @@ work=$(mktemp -d)
 two_hosts 64 1500
 count() { sroce_counts "$1" | awk -v n="$2" '$1 == n { print $2 }'; }
 rx_icrc() { rdma statistic show link "$1"/1 | grep -o 'icrc_errors [0-9]*' | cut -d' ' -f2; }
-check "modprobe sroce (trains default Y)" modprobe -C /dev/null sroce
-check "trains defaults to Y" grep -qx Y /sys/module/sroce/parameters/trains
+check "modprobe sroce" modprobe -C /dev/null sroce
+check "trains defaults to N" grep -qx N /sys/module/sroce/parameters/trains
+echo Y >/sys/module/sroce/parameters/trains
 check "sroce1 in h1, sroce2 in h2" sroce_on_hosts 64
 
 ip netns exec h2 "$DUMP" -i veth-h2 -w "$work/c.pcap" 2>"$work/dump.err" &

@@ -23,7 +23,8 @@ rx_steered() { rdma statistic show link "$1"/1 | grep -o 'rx_steered [0-9]*' | c
 
 check "the VM has two CPUs (scripts/vm-run)" test "$(nproc)" -ge 2
 check "modprobe sroce" modprobe -C /dev/null sroce
-check "rx_steer defaults to Y" grep -qx Y /sys/module/sroce/parameters/rx_steer
+check "rx_steer defaults to N" grep -qx N /sys/module/sroce/parameters/rx_steer
+echo Y >/sys/module/sroce/parameters/rx_steer
 make_veth veth0 veth1
 rdma link add sroce0 type sroce netdev veth0
 check "sroce0's IPv4 GID" wait_until 10 gid_index sroce0 10.0.1.1
