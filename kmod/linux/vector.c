@@ -420,7 +420,6 @@ static int UVERBS_HANDLER(SROCE_METHOD_QP_RX_CPU)(struct uverbs_attr_bundle *att
 
 	if (!qp->user || (ibqp->qp_type != IB_QPT_RC && ibqp->qp_type != IB_QPT_UC))
 		return -EOPNOTSUPP;
-	/* A CPU the caller may run on: a cpuset keeps its receive work too. */
 	if (uverbs_attr_is_valid(attrs, SROCE_ATTR_QP_RX_CPU_IN)) {
 		err = uverbs_copy_from(&in, attrs, SROCE_ATTR_QP_RX_CPU_IN);
 		if (err)
@@ -428,6 +427,7 @@ static int UVERBS_HANDLER(SROCE_METHOD_QP_RX_CPU)(struct uverbs_attr_bundle *att
 	}
 	if (in == SROCE_QP_RX_CPU_OWNER)
 		sroce_core_qp_pin_rx_cpu(qp->core, -1);
+	/* An online CPU the caller may run on: a cpuset keeps its receive work too. */
 	else if (in != SROCE_QP_RX_CPU_NO_CHANGE && in - 1 < nr_cpu_ids && cpu_online(in - 1) &&
 		 cpumask_test_cpu(in - 1, current->cpus_ptr))
 		sroce_core_qp_pin_rx_cpu(qp->core, in - 1);
