@@ -18,8 +18,9 @@ bool Qp::steer_rx(const RxPacket &rx) {
 	// an ACK while nothing waits to be sent, is received here at once: a
 	// ping-pong takes no extra hop. Unless others of the QP wait (begin).
 	bool answer = rx.pi.flags & ib::op_response;
-	if (rx.len - rx.payload_off < param::rx_steer_min_bytes && !(answer && steer_.clocked()))
-		home = RxSteer::none;
+	if (!steer_.enabled() ||
+	    (rx.len - rx.payload_off < param::rx_steer_min_bytes && !(answer && steer_.clocked())))
+		home = RxSteer::none; // begin: one load, unless others wait
 	RxSteer::Target t = steer_.begin(home);
 	if (t.full) { // as a full CPU queue would
 		count(SROCE_CNT_RX_STEER_DROPS);

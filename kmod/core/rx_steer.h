@@ -27,8 +27,15 @@ public:
 	// modify (a bitmap of len bytes; process context): a CPU the owner
 	// names (ring hint, srocedv) outside them is not used, so a process
 	// confined by a cpuset cannot send its receive work to other CPUs.
-	// Null before the first: nothing is steered.
+	// Null before the first: nothing is steered. bits null: steering is
+	// off for this QP (the module parameter rx_steer at that modify), so
+	// its packets cost one load here, unless some of them still wait.
 	void set_allowed(const void *bits, u32 len) {
+		if (!bits) {
+			enabled_.store(false, ktl::MemoryOrder::relaxed);
+			return;
+		}
+		enabled_.store(true, ktl::MemoryOrder::relaxed);
 		u8 *a = allowed_.load(ktl::MemoryOrder::acquire);
 		if (!a) {
 			a = static_cast<u8 *>(sroce_env_zalloc(len, 0));
@@ -44,6 +51,7 @@ public:
 		__builtin_memcpy(a, bits, len);
 	}
 	const void *allowed() const { return allowed_.load(ktl::MemoryOrder::acquire); }
+	bool enabled() const { return enabled_.load(ktl::MemoryOrder::relaxed); }
 
 	// The owner's choice (srocedv_modify_qp_rx_cpu): a CPU, or none to
 	// follow the owner.
@@ -107,6 +115,7 @@ private:
 	ktl::Atomic<s32> seen_{none};
 	ktl::Atomic<u8 *> allowed_{nullptr};
 	ktl::Atomic<bool> clocked_{false};
+	ktl::Atomic<bool> enabled_{false};
 };
 
 } // namespace sroce

@@ -247,8 +247,7 @@ static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask
 	if (err)
 		return err;
 	sroce_batch_init(&b);
-	sroce_core_qp_owner_seen(to_sqp(ibqp)->core, raw_smp_processor_id(), cpumask_bits(current->cpus_ptr),
-				 cpumask_size()); /* receive steering (vector.c) */
+	sroce_qp_owner_seen(to_sqp(ibqp)); /* receive steering (vector.c) */
 	err = sroce_core_qp_modify(to_sqp(ibqp)->core, &ca, mask, &b); /* checks as ib_modify_qp_is_ok */
 	sroce_batch_flush(sdev, &b);
 	return err;

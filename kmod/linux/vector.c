@@ -298,7 +298,7 @@ int sroce_env_rx_steer_qp(struct sroce_env_pkt *pkt, int cpu, int must_queue, vo
 		return 0;
 	}
 	/* Unregistering: nothing may reach the core later; received here. */
-	if ((!must_queue && !READ_ONCE(sroce_rx_steer)) || !ib_device_try_get(&sdev->ibdev))
+	if (!ib_device_try_get(&sdev->ibdev))
 		return 0;
 	if (!sroce_steer_queue(skb, cpu, token)) {
 		ib_device_put(&sdev->ibdev);
@@ -409,6 +409,17 @@ DECLARE_UVERBS_NAMED_METHOD(
 	UVERBS_ATTR_PTR_OUT(SROCE_ATTR_CQ_VECTOR_CUR, UVERBS_ATTR_TYPE(u32), UA_MANDATORY));
 
 DECLARE_UVERBS_GLOBAL_METHODS(UVERBS_OBJECT_CQ, &UVERBS_METHOD(SROCE_METHOD_CQ_VECTOR));
+
+/* modify_qp, in the owner's process: where it runs, the CPUs it may run on,
+ * and whether rx_steer is on (read here: it applies to QPs modified after
+ * a change), for the QP's receive steering. */
+void sroce_qp_owner_seen(struct sroce_qp *qp)
+{
+	bool on = READ_ONCE(sroce_rx_steer);
+
+	sroce_core_qp_owner_seen(qp->core, raw_smp_processor_id(), on ? cpumask_bits(current->cpus_ptr) : NULL,
+				 cpumask_size());
+}
 
 /* The receive CPU method on a QP (abi: SROCE_METHOD_QP_RX_CPU). */
 static int UVERBS_HANDLER(SROCE_METHOD_QP_RX_CPU)(struct uverbs_attr_bundle *attrs)

@@ -152,7 +152,9 @@ TEST_CASE("receive steering: a user QP's packets go to its owner's CPU, and foll
 TEST_CASE("receive steering: the ring's hint, the owner's own choice, and the env saying 'here'",
 	  "[transport][rx-steer]") {
 	Steered t(82);
-	// No hint in the ring and no system call seen: nothing is offered.
+	// Steering on (its modify), with no CPU the core knows: no hint in the
+	// ring and no system call seen, so nothing is offered.
+	sroce_core_qp_owner_seen(t.u.qp, -1, &any_cpu, sizeof(any_cpu));
 	t.write_in(1, 0, 4096);
 	CHECK(t.offers.empty());
 	// The owner posts from CPU 2 (its provider's hint, read with the WQE).
@@ -305,6 +307,33 @@ TEST_CASE("receive steering: a QP takes at most RxSteer::max_queued places in th
 	for (const auto &e : c)
 		CHECK(int(e.status) == ib::wc_success);
 	CHECK(t.same(0, 8192 * 64));
+}
+
+TEST_CASE("receive steering: off for a QP (rx_steer=N at its modify), nothing is offered once none waits",
+	  "[transport][rx-steer]") {
+	Steered t(87);
+	t.owner_on(1);
+	t.write_in(1, 0, 4096);
+	REQUIRE(t.queued.size() == 4);
+	// Off while four wait: the next still follow them, in order.
+	sroce_core_qp_owner_seen(t.u.qp, 1, nullptr, 0);
+	t.write_in(2, 4096, 4096);
+	REQUIRE(t.offers.size() == 8);
+	for (size_t i = 4; i < 8; i++)
+		CHECK(t.offers[i].must_queue);
+	t.pump();
+	// None waits: received where they arrive, never offered.
+	t.write_in(3, 8192, 8192);
+	CHECK(t.offers.size() == 8);
+	std::vector<sroce_cqe> c;
+	REQUIRE(t.f.wait_cqes(t.b, 3, c));
+	for (const auto &e : c)
+		CHECK(int(e.status) == ib::wc_success);
+	CHECK(t.same(0, 16384));
+	// On again at the next modify.
+	t.owner_on(1);
+	t.write_in(4, 16384, 4096);
+	CHECK(t.offers.size() == 12);
 }
 
 // The choice and the count are one atomic word: packets of one QP arriving
