@@ -5,7 +5,8 @@
 #   make test         build everything, run host + VM + VM-pair tests, print a summary
 #   make demo         two namespaces with a sroce device each, in a VM
 #   make test-vm-slow the slow VM tests (tests/vm/slow: all netem faults, SQ poller stress), ~15 min
-#   make test-vm-doorbell  the VM suite with sq_poll=0, then SROCE_NO_SQ_POLL=1, ~30 min
+#   make test-vm-doorbell  the VM suite with sq_poll=0, then sq_poll=Y with SROCE_NO_SQ_POLL=1, ~30 min
+#   make test-vm-sqpoll    the VM suite with the SQ pollers forced on (sq_poll=Y), ~15 min
 #   make bench        sroce against rdma_rxe in one VM -> Documentation/benchmarks.md
 #   make test-slow    the VM suite on the second kernel (6.12 backports)
 #   make test-debug   VM, slow VM and pair suites on a lockdep/KASAN/UBSAN/kmemleak kernel
@@ -34,7 +35,7 @@ CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -std=gnu
 	-I$(TOP)/libuser/include -I$(TOP)/abi $(EXTRA_CFLAGS)
 LIBDIR := /usr/lib/x86_64-linux-gnu
 
-.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-pair test-slow test-debug demo bench bench-host bench-intf bench-rss install install-user uninstall deb clean
+.PHONY: all kmod user progs host dump fuzz check-core setup test test-host test-vm test-vm-slow test-vm-doorbell test-vm-sqpoll test-pair test-slow test-debug demo bench bench-host bench-intf bench-rss install install-user uninstall deb clean
 
 all: kmod user progs host dump
 
@@ -169,10 +170,17 @@ test-vm-slow: kmod user progs dump deb
 	bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER) $(wildcard $(TOP)/tests/vm/slow/[0-9]*.sh)
 
 # The VM suite in doorbell-only mode, twice: the module loaded with
-# sq_poll=0, then every process with SROCE_NO_SQ_POLL=1 (~30 min).
+# sq_poll=0, then with the pollers on (sq_poll=Y) and every process
+# opting out (SROCE_NO_SQ_POLL=1) (~30 min). sq_poll=auto, the default,
+# starts no poller on the VM's 2 vCPUs: the default suite is doorbell mode.
 test-vm-doorbell: kmod user progs dump
 	SROCE_VM_MODPARAMS=sq_poll=0 bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
-	SROCE_NO_SQ_POLL=1 bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
+	SROCE_VM_MODPARAMS=sq_poll=Y SROCE_NO_SQ_POLL=1 bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
+
+# The VM suite with a poller per device (sq_poll=Y), which the default
+# (auto) does not start on 2 vCPUs (~15 min).
+test-vm-sqpoll: kmod user progs dump
+	SROCE_VM_MODPARAMS=sq_poll=Y bash $(TOP)/scripts/run-vm-tests.sh --kernel $(KVER)
 
 # Two VMs on one virtual wire (scripts/vm-run --pair), one pair at a time.
 test-pair: kmod user progs

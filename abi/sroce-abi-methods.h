@@ -160,4 +160,23 @@ enum sroce_cq_vector_attrs {
 #define SROCE_CQ_HID_NO_CHANGE 0u
 #define SROCE_CQ_HID_DEFAULT 0xffffffffu
 
+/* Receive steering (issue 17, srocedv_modify_qp_rx_cpu): a driver method on
+ * a user RC or UC QP (UVERBS_OBJECT_QP). By default the QP's packets are
+ * received on the CPU its owner last posted from (transport.md, "Receive
+ * steering"); the method fixes that CPU, or gives it back to the owner's
+ * moves, and returns the choice now in force. The same encoding as the CQ
+ * vector's: 0 changes nothing (a query), SROCE_QP_RX_CPU_OWNER follows the
+ * owner, and CPU c is c + 1. A CPU not online, or one the caller may not
+ * run on, is EINVAL; another QP type EOPNOTSUPP. */
+enum sroce_qp_methods {
+	SROCE_METHOD_QP_RX_CPU = (1u << 12),
+};
+enum sroce_qp_rx_cpu_attrs {
+	SROCE_ATTR_QP_RX_CPU_QP = (1u << 12), /* the QP (write access) */
+	SROCE_ATTR_QP_RX_CPU_IN,              /* __u32 in (optional: 0) */
+	SROCE_ATTR_QP_RX_CPU_CUR,             /* __u32 out: the choice now */
+};
+#define SROCE_QP_RX_CPU_NO_CHANGE 0u
+#define SROCE_QP_RX_CPU_OWNER 0xffffffffu
+
 #endif /* SROCE_ABI_METHODS_H */

@@ -134,7 +134,12 @@ enum sroce_sq_kflags {
 
 struct sroce_ring_header {
 	__u32 producer;
-	__u8 pad0[SROCE_CACHELINE - 4];
+	/* Work queues: the poster's CPU + 1 at its last post (0: never said),
+	 * written by the provider before it publishes producer. Only a hint
+	 * for receive steering (transport.md): the kernel checks it against
+	 * the CPUs online, and a wrong one only moves the QP's own work. */
+	__u32 poster_cpu;
+	__u8 pad0[SROCE_CACHELINE - 8];
 	__u32 consumer;
 	__u32 kflags;           /* SQ: enum sroce_sq_kflags, kernel-written; 0 for other rings */
 	__u8 pad1[SROCE_CACHELINE - 8];

@@ -6,11 +6,16 @@
  * doorbell mode); post_recv writes the mapped RQ and never enters the
  * kernel. XRC: an initiator (XRC_SEND) has only the SQ and names the
  * target SRQ in each WQE; a target (XRC_RECV, made or opened) has no rings
- * and takes no work requests.
+ * and takes no work requests. srocedv_modify_qp_rx_cpu: receive steering.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "infiniband/srocedv.h"
 #include "sroce.h"
 
 /* SGEs, or inline bytes, a WQE of `stride` bytes has room for. */
@@ -446,4 +451,50 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	if (qp->rwq)
 		return sroce_post_wq_recv(&qp->rwq->ibv_wq, wr, bad_wr);
 	return sroce_post_recv_list(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+}
+
+/* The receive CPU method on the QP (abi/sroce-abi-methods.h): in (0: a
+ * query), the choice now out, both in the kernel's encoding (CPU c is c + 1). */
+static int sroce_qp_rx_cpu_ioctl(struct ibv_qp *qp, uint32_t in, uint32_t *cur)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[3];
+	} cmd = {
+		.hdr = { .length = sizeof(cmd), .object_id = UVERBS_OBJECT_QP,
+			 .method_id = SROCE_METHOD_QP_RX_CPU, .num_attrs = 3 },
+		.attrs = {
+			{ .attr_id = SROCE_ATTR_QP_RX_CPU_QP, .flags = UVERBS_ATTR_F_MANDATORY, .data = qp->handle },
+			{ .attr_id = SROCE_ATTR_QP_RX_CPU_IN, .len = sizeof(in), .data = in },
+			{ .attr_id = SROCE_ATTR_QP_RX_CPU_CUR, .len = sizeof(*cur), .flags = UVERBS_ATTR_F_MANDATORY,
+			  .data = (uintptr_t)cur },
+		},
+	};
+
+	if (!sroce_is_sroce_context(qp->context))
+		return EOPNOTSUPP;
+	return sroce_method_ioctl(qp->context, &cmd);
+}
+
+int srocedv_modify_qp_rx_cpu(struct ibv_qp *qp, int cpu)
+{
+	uint32_t cur;
+
+	if (!qp || cpu < SROCEDV_QP_RX_CPU_OWNER)
+		return EINVAL;
+	return sroce_qp_rx_cpu_ioctl(qp, cpu == SROCEDV_QP_RX_CPU_OWNER ? SROCE_QP_RX_CPU_OWNER : (uint32_t)cpu + 1,
+				     &cur);
+}
+
+int srocedv_query_qp_rx_cpu(struct ibv_qp *qp, int *cpu)
+{
+	uint32_t cur;
+	int err;
+
+	if (!qp || !cpu)
+		return EINVAL;
+	err = sroce_qp_rx_cpu_ioctl(qp, SROCE_QP_RX_CPU_NO_CHANGE, &cur);
+	if (!err)
+		*cpu = cur == SROCE_QP_RX_CPU_OWNER ? SROCEDV_QP_RX_CPU_OWNER : (int)(cur - 1);
+	return err;
 }

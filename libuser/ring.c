@@ -5,7 +5,9 @@
  * post_srq_recv share. See Documentation/abi.md for the layout and the
  * barrier pairs.
  */
+#define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -64,6 +66,13 @@ void *sroce_wq_next(struct sroce_uring *r)
 
 void sroce_wq_publish(struct sroce_uring *r)
 {
+	/* Where the poster runs, for the kernel's receive steering: a hint,
+	 * stored before the producer and only when it changed (glibc reads
+	 * the CPU from the thread's rseq area: no system call). */
+	int cpu = sched_getcpu();
+
+	if (cpu >= 0 && r->hdr->poster_cpu != (uint32_t)cpu + 1)
+		__atomic_store_n(&r->hdr->poster_cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
 	/* Pairs with the kernel's load_acquire of the producer index before
 	 * it reads WQEs (WQ-P1): the WQEs written above are complete. */
 	sroce_store_release(&r->hdr->producer, r->idx);

@@ -54,14 +54,24 @@ enum sroce_core_mtu {
 /* What a netdev change means for the port: the async event to raise. */
 enum sroce_core_port_event { SROCE_EVENT_NONE = 0, SROCE_EVENT_PORT_ACTIVE, SROCE_EVENT_PORT_ERR };
 
+/* The module parameter sq_poll: N, Y, or auto (the default: a poller only
+ * where it gets a CPU of its own, sroce::sq_poll_auto in sq_poller.h). */
+enum sroce_core_sq_poll { SROCE_SQ_POLL_OFF = 0, SROCE_SQ_POLL_ON = 1, SROCE_SQ_POLL_AUTO = 2 };
+
 struct sroce_core_dev_init {
 	unsigned int netdev_mtu;
 	int netdev_up; /* running with carrier */
-	/* The SQ poller (Documentation/sq-poller.md): 0 = none, every post
-	 * rings the doorbell. sq_idle_us: polling without work before the
-	 * thread sleeps; sq_yield_us: how long it naps while other tasks want
-	 * its CPU before it dozes. poller_name: its thread's name (15 chars). */
+	/* The SQ poller (Documentation/sq-poller.md): enum sroce_core_sq_poll;
+	 * without one every post rings the doorbell. For SROCE_SQ_POLL_AUTO:
+	 * online_cpus, poll_cpus (online CPUs the module parameter
+	 * sq_poll_cpus names; 0: none) and pollers (other devices' poller
+	 * threads now); 0 in the other modes. sq_idle_us: polling without work before the thread
+	 * sleeps; sq_yield_us: how long it naps while other tasks want its CPU
+	 * before it dozes. poller_name: its thread's name (15 chars). */
 	int sq_poll;
+	unsigned int online_cpus;
+	unsigned int poll_cpus;
+	unsigned int pollers;
 	unsigned int sq_idle_us;
 	unsigned int sq_yield_us;
 	char poller_name[16];
@@ -356,6 +366,14 @@ void sroce_core_qp_query(struct sroce_core_qp *qp, struct sroce_core_qp_attr *at
 
 /* User QPs: the provider wrote WQEs into the mapped SQ; run the requester. */
 void sroce_core_qp_doorbell(struct sroce_core_qp *qp, struct sroce_env_batch *b);
+/* Receive steering of a user RC/UC QP (transport.md): the CPU its owner
+ * was just seen on (modify; process context) and the CPUs it may run on (a
+ * bitmap of len bytes, the env's to test; NULL: steering off for the QP),
+ * and the owner's own choice
+ * (srocedv_modify_qp_rx_cpu; -1: follow the owner). */
+void sroce_core_qp_owner_seen(struct sroce_core_qp *qp, int cpu, const void *allowed, unsigned int len);
+void sroce_core_qp_pin_rx_cpu(struct sroce_core_qp *qp, int cpu);
+int sroce_core_qp_pinned_rx_cpu(const struct sroce_core_qp *qp); /* -1: none */
 /* Kernel QPs: post one WQE (with wqe->num_sge SGEs, or inline bytes in
  * `data` of length inline_len when SROCE_WQE_INLINE). -ENOMEM when full,
  * -EINVAL for a malformed WQE or a QP state that refuses it. */
@@ -452,10 +470,14 @@ int sroce_core_mw_stage_layout(struct sroce_core_mw *mw, const struct sroce_mw_l
 /* Receive: one packet starting at its IP header, after UDP demux to port
  * 4791. The core consumes pkt. */
 void sroce_core_rx(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
-/* A packet sroce_env_rx_steer took, on the CPU it was steered to: received
- * as by sroce_core_rx (its ICRC checked here), without counting it on the
- * device again (its first pass did) or steering it again. Consumes pkt. */
-void sroce_core_rx_steered(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, struct sroce_env_batch *b);
+/* A packet sroce_env_rx_steer or _rx_steer_qp took, on the CPU it was
+ * steered to: received as by sroce_core_rx (its ICRC checked here), without
+ * counting it on the device again (its first pass did) or steering it
+ * again. token: _rx_steer_qp's, or NULL. Consumes pkt; dropping one that
+ * cannot be queued: _rx_steer_drop. */
+void sroce_core_rx_steered(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, void *token,
+			   struct sroce_env_batch *b);
+void sroce_core_rx_steer_drop(struct sroce_core_dev *dev, struct sroce_env_pkt *pkt, void *token);
 
 /* Counters, object counts and the debug views: core_views.h. */
 

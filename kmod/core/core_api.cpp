@@ -144,6 +144,7 @@ void sroce_core_dev_sq_poll(sroce_core_dev *dev, sroce_core_sq_poll_stats *s) {
 	s->dozes = st.dozes;
 	s->held = st.held;
 	s->naps = st.naps;
+	s->max_walk = st.max_walk;
 }
 
 } // extern "C"

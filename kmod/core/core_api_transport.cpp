@@ -172,6 +172,14 @@ int sroce_core_qp_modify(sroce_core_qp *qp, const sroce_core_qp_attr *attr, int 
 void sroce_core_qp_query(sroce_core_qp *qp, sroce_core_qp_attr *attr) { obj<Qp>(qp)->query(attr); }
 
 void sroce_core_qp_doorbell(sroce_core_qp *qp, sroce_env_batch *b) { obj<Qp>(qp)->doorbell(b); }
+void sroce_core_qp_owner_seen(sroce_core_qp *qp, int cpu, const void *allowed, unsigned int len) {
+	obj<Qp>(qp)->rx_steer().set_allowed(allowed, len);
+	obj<Qp>(qp)->rx_steer().saw_owner_on(cpu);
+}
+void sroce_core_qp_pin_rx_cpu(sroce_core_qp *qp, int cpu) { obj<Qp>(qp)->rx_steer().pin(cpu < 0 ? RxSteer::none : cpu); }
+int sroce_core_qp_pinned_rx_cpu(const sroce_core_qp *qp) {
+	return const_cast<Qp *>(obj<Qp>(qp))->rx_steer().pinned();
+}
 
 int sroce_core_qp_post_send(sroce_core_qp *qp, const sroce_wqe *wqe, const sroce_sge *sge, const void *data,
 			    unsigned int inline_len) {
@@ -200,8 +208,16 @@ void sroce_core_rx(sroce_core_dev *dev, sroce_env_pkt *pkt, sroce_env_batch *b) 
 	rx_packet(*dev_of(dev), pkt, b, false);
 }
 
-void sroce_core_rx_steered(sroce_core_dev *dev, sroce_env_pkt *pkt, sroce_env_batch *b) {
-	rx_packet(*dev_of(dev), pkt, b, true);
+void sroce_core_rx_steered(sroce_core_dev *dev, sroce_env_pkt *pkt, void *token, sroce_env_batch *b) {
+	Qp *qp = static_cast<Qp *>(token);
+	rx_packet(*dev_of(dev), pkt, b, true, qp);
+	if (qp)
+		qp->steered_done(false);
+}
+
+void sroce_core_rx_steer_drop(sroce_core_dev *, sroce_env_pkt *pkt, void *token) {
+	sroce_env_pkt_free(pkt);
+	static_cast<Qp *>(token)->steered_done(true);
 }
 
 } // extern "C"

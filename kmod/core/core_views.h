@@ -69,6 +69,7 @@ struct sroce_core_sq_poll_stats {
 	unsigned long long dozes;    /* sleeps begun early: its CPU was contended */
 	unsigned long long held;     /* doorbells that did not wake it: a doze held */
 	unsigned long long naps;     /* short sleeps while others wanted its CPU (the grace) */
+	unsigned long long max_walk; /* most QPs looked at under one hold of its lock */
 };
 void sroce_core_dev_sq_poll(struct sroce_core_dev *dev, struct sroce_core_sq_poll_stats *s);
 
@@ -110,6 +111,8 @@ enum sroce_core_counter {
 	SROCE_CNT_REMOTE_INVS,        /* keys invalidated by a received SEND with invalidate */
 	SROCE_CNT_MW_BINDS,           /* memory window binds executed (type 1 unbinds too) */
 	SROCE_CNT_TAIL_PROBES,        /* RC packets sent again when answers stopped, before the retry timeout */
+	SROCE_CNT_RX_STEERED,         /* packets of connected QPs received on their owner's CPU, not here */
+	SROCE_CNT_RX_STEER_DROPS,     /* of them, dropped: that CPU's queue was full */
 	SROCE_CNT_MAX
 };
 /* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */

@@ -43,6 +43,8 @@ const char *const names[] = {
 	"remote_invs",
 	"mw_binds",
 	"tail_probes",
+	"rx_steered",
+	"rx_steer_drops",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace

@@ -17,6 +17,18 @@ u64 guid_from_mac(const u8 mac[6]) {
 	return ktl::cpu_to_be64(v);
 }
 
+// Whether a device starts a poller: the module parameter sq_poll's mode,
+// auto deciding by the machine (sq_poll_auto, sq_poller.h).
+constexpr bool sq_poll_wanted(int mode, u32 online_cpus, u32 poll_cpus, u32 pollers) {
+	return mode == SROCE_SQ_POLL_ON || (mode == SROCE_SQ_POLL_AUTO && sq_poll_auto(online_cpus, poll_cpus, pollers));
+}
+static_assert(!sq_poll_wanted(SROCE_SQ_POLL_OFF, 64, 8, 0) && sq_poll_wanted(SROCE_SQ_POLL_ON, 1, 0, 9),
+	      "N and Y are what they say, whatever the machine");
+static_assert(!sq_poll_wanted(SROCE_SQ_POLL_AUTO, 2, 0, 0) && sq_poll_wanted(SROCE_SQ_POLL_AUTO, 2, 1, 0) &&
+		      !sq_poll_wanted(SROCE_SQ_POLL_AUTO, 2, 1, 1),
+	      "auto: the machine decides");
+static_assert(!sq_poll_wanted(7, 64, 8, 0), "an unknown mode starts none");
+
 ktl::Result<ktl::RefPtr<Device>> Device::create(const sroce_core_dev_init &init) {
 	auto dev = TRY(ktl::make_ref<Device>(ktl::AllocCtx::may_sleep));
 	TRY(dev->init(init));
@@ -36,7 +48,7 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	TRY(ahs_.init(1, param::max_ah));
 	generation_ = sroce_env_now_ns();
 	port_.init(init.netdev_up, init.netdev_mtu);
-	if (init.sq_poll) {
+	if (sq_poll_wanted(init.sq_poll, init.online_cpus, init.poll_cpus, init.pollers)) {
 		char name[sizeof(init.poller_name)];
 		__builtin_memcpy(name, init.poller_name, sizeof(name));
 		name[sizeof(name) - 1] = 0;

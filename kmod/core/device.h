@@ -20,8 +20,9 @@ class Srq;
 class Wq;
 
 class Device;
-// rx.cpp: one received packet (consumed).
-void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered);
+// rx.cpp: one received packet (consumed). steered: back from the env's
+// steering, for the QP steered_to (a connected QP's, else null).
+void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered, Qp *steered_to = nullptr);
 
 // A count of live objects with a ceiling: creation takes a slot or fails.
 class BoundedCount {

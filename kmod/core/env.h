@@ -166,6 +166,19 @@ void sroce_env_event(struct sroce_env_batch *b, void *owner, int kind);
  * Asked for the requests of RSS QPs, outside core locks. */
 int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner);
 
+/* Receive steering of a connected user QP (transport.md, "Receive
+ * steering"): pkt, a packet for the QP token stands for, may be received on
+ * cpu rather than here. Nonzero: the env took pkt and hands it back, with
+ * token, exactly once: through sroce_core_rx_steered on cpu (or where cpu's
+ * queue runs, were it offlined), or through sroce_core_rx_steer_drop when
+ * cpu's queue is full. 0: the core receives it here; the env returns 0 only
+ * when must_queue is 0 and cpu is this CPU or no CPU online, or when the
+ * device is going away, or cpu is not in allowed (the CPUs the owner may
+ * run on, as sroce_core_qp_owner_seen gave them; NULL: none). must_queue: earlier packets of the QP wait in cpu's
+ * queue, so this one must follow them even when cpu is this CPU (unless
+ * cpu went offline). Asked outside core locks, in the packet's softirq. */
+int sroce_env_rx_steer_qp(struct sroce_env_pkt *pkt, int cpu, int must_queue, void *token, const void *allowed);
+
 /* One-shot timers. The callback runs in atomic context with a fresh batch
  * that the glue flushes after it returns. arm() re-arms a pending timer.
  * cancel() waits for a running callback (process context only). */

@@ -123,6 +123,10 @@ constexpr u32 max_msg_sz = SROCE_MAX_MSG_SZ;
 // header) + UDP + BTH + the largest extension headers + ICRC. The active IB
 // MTU is the largest one such that a full packet fits the netdev MTU.
 constexpr u32 max_header_len = 80;
+// Receive steering (rx_steer.cpp): a packet with fewer bytes after its
+// headers (payload, pad and ICRC) stays on the CPU it arrived on, unless it
+// is an answer that clocks sending or others of its QP wait elsewhere.
+constexpr u32 rx_steer_min_bytes = 512;
 
 // Kernel reserves. The caps above are device-wide and shared by every
 // process and by the kernel's own consumers (ib_mad's QP1 and its CQ and

@@ -338,6 +338,9 @@ void Qp::update_ack_due_locked() {
 	// Timeout 0 (infinite) arms no retry timer and no probe: after a lost
 	// ACK only a post would resend, so it must ring.
 	bool due = reliable() && timeout_ != 0 && sends_allowed() && !dead_ && req_.psn_high != comp_.unacked_psn;
+	// Receive steering: an answer runs the owner's sending while requests
+	// are out and more waits to be sent (rx_steer.h, clocked).
+	steer_.set_clocked(due && (req_.sq_next != req_.sq_fetched || sq_.producer_peek() != req_.sq_fetched));
 	if (due == ack_due_)
 		return;
 	ack_due_ = due;

@@ -20,6 +20,7 @@
 #include "qpn_block.h"
 #include "recv_queue.h"
 #include "ring.h"
+#include "rx_steer.h"
 #include "sq_poller.h"
 #include "srq.h"
 #include "xrcd.h"
@@ -57,11 +58,9 @@ inline bool is_atomic_write(u8 op) { return op == ib::wr_atomic_write; }
 // FLUSH (IBA 1.5 9.4.6): makes earlier writes to a range or a whole MR
 // visible; no payload either way, answered and counted as ATOMIC WRITE is.
 inline bool is_flush(u8 op) { return op == ib::wr_flush; }
-// Answered by a READ RESPONSE ONLY without payload.
-inline bool is_empty_answer(u8 op) { return is_atomic_write(op) || is_flush(op); }
+inline bool is_empty_answer(u8 op) { return is_atomic_write(op) || is_flush(op); } // READ RESPONSE ONLY, no payload
 inline bool is_read_or_atomic(u8 op) { return op == ib::wr_rdma_read || is_atomic(op) || is_empty_answer(op); }
-// One request packet, whatever the length (the response says how much).
-inline bool is_single_request(u8 op) { return is_atomic(op) || is_empty_answer(op); }
+inline bool is_single_request(u8 op) { return is_atomic(op) || is_empty_answer(op); } // whatever the length
 inline bool has_imm(u8 op) { return op == ib::wr_send_imm || op == ib::wr_rdma_write_imm; }
 inline bool is_write(u8 op) { return op == ib::wr_rdma_write || op == ib::wr_rdma_write_imm; }
 // Executed by the requester itself, no packet: LOCAL_INV, REG_MR, BIND_MW.
@@ -107,23 +106,19 @@ struct ReadAtomicRes {
 	bool replay = false;   // sending again for a duplicate request
 	u32 first_psn = 0;     // PSNs the request consumed
 	u32 last_psn = 0;
-	// READ, re-executed from any PSN on a duplicate (the memory is read
-	// again, IBTA 9.7.5.1.3): the current request and its progress.
+	// READ, re-executed from any PSN on a duplicate (IBTA 9.7.5.1.3): the current request and its progress.
 	u32 rkey = 0;
 	u32 req_psn = 0;       // PSN of the (possibly resumed) request
 	u32 next_psn = 0;
 	u64 va = 0;            // next byte to send
 	u32 remaining = 0;
-	// READ: the request as first received; a duplicate must ask for a
-	// part of exactly this.
+	// READ: the request as first received; a duplicate asks for a part of exactly this.
 	u32 orig_rkey = 0;
 	u64 orig_va = 0;
 	u32 orig_len = 0;
 	// ATOMIC: the original value, replayed without executing again.
 	u64 orig = 0;
-	// ATOMIC WRITE and FLUSH: a zero-length READ response, sent again for a
-	// duplicate without executing again.
-	bool empty_answer = false;
+	bool empty_answer = false; // ATOMIC WRITE and FLUSH: a zero-length READ response, sent again
 	// The PD the request's keys were checked in: an XRC target's comes from
 	// the message's SRQ, which a duplicate need not name again.
 	u32 pdn = 0;
@@ -257,6 +252,11 @@ public:
 	// An RSS QP's request (rx.cpp's receive steering): the glue's owner of
 	// the CQ of the WQ it would go to; null for another QP or a dead one.
 	void *rss_cq_owner(const RxPacket &rx);
+	// A connected user QP's packet (rx_steer.cpp): true when the env took
+	// it for the owner's CPU; steered_done once it is received or dropped.
+	bool steer_rx(const RxPacket &rx);
+	void steered_done(bool dropped);
+	RxSteer &rx_steer() { return steer_; }
 	QpnBlock *qpn_block() const { return block_.get(); } // a child's (qpn_block.h), or null
 	// A UD message's receive, shared by a UD QP's own queue and an RSS
 	// work queue (wq.h): its GRH area and payload scattered into w's SGEs
@@ -434,13 +434,13 @@ private:
 		u32 len = 0;           // IP .. ICRC
 	};
 	ktl::Result<Tx> tx_begin(sroce_env_path *path, const sroce_core_path_info &pinfo, const ib::Headers &h,
-				 u32 payload, u16 sport);
+				 u32 payload, u16 sport, bool resend = false); // resend: a PSN sent before
 	void tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b);
 	void tx_abort(Tx &t); // a packet begun but not sent
 	u16 udp_sport() const { return sport_; }
 
 	ktl::RefPtr<Device> dev_;
-	ktl::RefPtr<Pd> pd_;                // none for an XRC target
+	ktl::RefPtr<Pd> pd_; // none for an XRC target
 	ktl::RefPtr<CompletionQueue> scq_;  // none for an XRC target
 	ktl::RefPtr<CompletionQueue> rcq_;  // none for XRC: a target completes into its SRQs' CQs
 	ktl::RefPtr<Xrcd> xrcd_;            // XRC target
@@ -474,8 +474,7 @@ private:
 	sroce_env_path *path_ = nullptr;
 	sroce_core_path_info path_info_{};
 
-	// Send queue: the ring and the kernel's copies of its WQEs.
-	Ring sq_;
+	Ring sq_; // the send queue, and below the kernel's copies of its WQEs
 	u32 sq_mask_ = 0;
 	u32 max_send_sge_ = 0;
 	u32 max_inline_ = 0;
@@ -495,6 +494,7 @@ private:
 	sroce_env_timer *timer_ = nullptr;
 	bool ack_due_ = false;       // SROCE_SQ_ACK_DUE as last written to a user SQ
 	sroce_env_work *work_ = nullptr;
+	RxSteer steer_;
 };
 
 } // namespace sroce

@@ -271,15 +271,38 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 	u32 prev = state_;
 	state_ = next;
 	if (next == ib::qps_reset) {
-		// Everything the QP had is forgotten; rings restart where the
-		// poster's indices are (it is RESET, nothing is in flight).
-		req_.sq_fetched = req_.sq_next = comp_.sq_done;
-		req_.cur_offset = 0;
-		req_.rd_atomic_out = 0;
-		req_.window = req_.window_limit = param::max_unacked_pkts;
-		comp_.rnr_wait = comp_.timer_armed = false;
-		comp_.rec = LossRecovery{};
-		req_.probe = false;
+		// Everything the QP had is forgotten. IBTA 10.3.1: RESET empties
+		// both queues with no completions (mlx5's indices restart), so
+		// what was posted is discarded, sent or not: fetching a sent WQE
+		// again at the next RTS would repeat it on the wire. The poster
+		// finds every slot free. A corrupt producer stays for the next
+		// fetch to find (the QP then goes to ERR).
+		if (sq_.valid()) {
+			auto p = sq_.producer(comp_.sq_done, req_.sq_fetched);
+			comp_.sq_done = p.is_error() ? req_.sq_fetched : p.value();
+			if (user_)
+				sq_.publish_consumer(comp_.sq_done);
+			else
+				sq_.set_consumer(comp_.sq_done);
+		}
+		if (recvq_.rq.valid()) {
+			recvq_.mp.drop(); // the buffer in use too
+			recvq_.rq.flush([](u64) { return true; });
+		}
+		// The requester and completer start afresh but for the PSNs
+		// (RTS sets them again): READ responses seen beyond a gap
+		// (ooo_mask) would otherwise let a later READ count PSNs whose
+		// data never came, and complete with holes.
+		RequesterState r;
+		r.psn = req_.psn;
+		r.psn_high = req_.psn_high;
+		r.sq_fetched = r.sq_next = comp_.sq_done;
+		req_ = r;
+		CompleterState c;
+		c.sq_done = comp_.sq_done;
+		c.unacked_psn = comp_.unacked_psn;
+		comp_ = c;
+		recvq_.xrc_srq = nullptr;
 		resp_.in_message = recvq_.valid = resp_.nak_sent = resp_.drop_message = false;
 		for (u32 i = 0; i < param::max_qp_rd_atom; i++)
 			resp_.res[i] = ReadAtomicRes{};

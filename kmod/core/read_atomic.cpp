@@ -197,7 +197,7 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 					: last	     ? read_response_last
 						     : read_response_middle));
 	}
-	auto t = tx_begin(path_, path_info_, h, payload, sport_);
+	auto t = tx_begin(path_, path_info_, h, payload, sport_, e.replay);
 	if (t.is_error()) {
 		kick_locked();
 		return false;

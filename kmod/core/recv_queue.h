@@ -25,6 +25,7 @@ public:
 	bool valid() const { return ring_.valid(); }
 	u32 size() const { return ring_.size(); }
 	u32 max_sge() const { return max_sge_; }
+	s32 poster_cpu() const { return ring_.valid() ? ring_.poster_cpu() : -1; }
 
 	// Copies the next posted WQE into out and releases its slot. Returns
 	// how many were posted before it (at least 1). -EAGAIN when none is,

@@ -20,6 +20,10 @@ static_assert(ib::flush::level_range == SROCE_FLUSH_RANGE && ib::flush::level_re
 
 
 ktl::Result<void> Qp::validate_wqe(const sroce_wqe &w) const {
+	// Only the bits posters may set (abi.md): one this kernel does not
+	// know would be ignored, not honoured.
+	if (w.flags & ~u32(SROCE_WQE_FLAGS_MASK | SROCE_WQE_BIND_TYPE1))
+		return Error::from_errno(err::inval);
 	switch (w.opcode) {
 	case ib::wr_send:
 	case ib::wr_send_imm:
@@ -89,6 +93,7 @@ bool Qp::fetch_wqe_locked(sroce_env_batch *b) {
 	SendWqe &w = swqe(req_.sq_fetched);
 	const u8 *slot = sq_.entry(req_.sq_fetched);
 	__builtin_memcpy(&w.wqe, slot, sizeof(w.wqe)); // one read of user memory
+	steer_.saw_owner_on(sq_.poster_cpu()); // where the owner posted it (rx_steer.h)
 	w.status = ib::wc_success;
 	w.done = w.started = false;
 	w.first_psn = w.last_psn = w.npkts = 0;
@@ -323,7 +328,7 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	p.h.bth.ack_req = ack_req_locked(w, p.last);
 	if (reliable())
 		rtt_sent_locked(req_.psn, p.h.bth.ack_req);
-	auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_);
+	auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_, reliable() && psn_diff(req_.psn, req_.psn_high) < 0);
 	if (t.is_error()) {
 		kick_locked(); // out of memory: work sends it later
 		return false;

@@ -89,6 +89,7 @@ int Qp::take_recv_locked(sroce_env_batch *b) {
 		auto r = recvq_.rq.take(recvq_.wqe);
 		if (r.is_error())
 			rc = r.error().code();
+		steer_.saw_owner_on(recvq_.rq.poster_cpu()); // rx_steer.h
 	}
 	if (rc == -err::again)
 		return 1;

@@ -56,6 +56,12 @@ public:
 		// Pairs with the poster's store_release of producer (WQ-P1).
 		return ktl::load_acquire(&hdr_->producer);
 	}
+	// The CPU the poster last said it posted from (poster_cpu, a hint any
+	// value of which is harmless), or -1 when it said none.
+	s32 poster_cpu() const {
+		u32 v = ktl::load_relaxed(&hdr_->poster_cpu);
+		return v - 1 < 0x7fffffffu ? s32(v - 1) : -1;
+	}
 	// Releases entries up to `consumed` to the poster.
 	void publish_consumer(u32 consumed) {
 		// Pairs with the poster's load_acquire of consumer before it reuses

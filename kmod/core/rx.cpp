@@ -48,15 +48,18 @@ namespace {
 // A UD request for an RSS QP or a child of the consecutive-QPN form: true
 // when the env took it for the CPU of the picked (or the child's) WQ's CQ. Nothing is counted here; the packet's checks come after.
 bool steer(Qp *qp, const RxPacket &rx) {
-	if (!qp || ib::opcode_info(rx.pi.hdr.bth.opcode).transport != ib::Transport::ud ||
-	    (rx.pi.flags & ib::op_response))
+	if (!qp)
+		return false;
+	if (ib::opcode_info(rx.pi.hdr.bth.opcode).transport != ib::Transport::ud)
+		return qp->steer_rx(rx); // a connected QP's: to its owner's CPU
+	if (rx.pi.flags & ib::op_response)
 		return false;
 	void *cq_owner = qp->rss_cq_owner(rx);
 	return cq_owner && sroce_env_rx_steer(rx.pkt, cq_owner);
 }
 } // namespace
 
-void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered) {
+void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered, Qp *steered_to) {
 	CounterBlock &rc = dev.counters();
 	unsigned int linear = 0, total = 0;
 	sroce_env_pkt_head(pkt, &linear, &total);
@@ -104,6 +107,9 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered
 	// The ICRC and the copy are the work worth spreading: steer first.
 	if (!steered && steer(qp.get(), rx))
 		return; // the env has it, for another CPU
+	// Steered to a QP destroyed since, its number maybe taken again: for no QP.
+	if (steered_to && qp.get() != steered_to)
+		qp = nullptr;
 	// ICRC: masked headers from the linear copy, the rest from the packet.
 	auto crc = ib::icrc_begin(ktl::Span<const u8>(hdr, bth + ib::len::bth));
 	u8 stored[4];

@@ -50,12 +50,28 @@ void SqPoller::add(SqPollTarget &t) {
 	ktl::Guard g(lock_);
 	t.poll_seen = t.poll_ops_->producer(t);
 	targets_.push_back(t);
+	ntargets_++;
 }
 
 void SqPoller::remove(SqPollTarget &t) {
 	ktl::Guard g(lock_);
-	if (t.poll_node.linked())
+	if (t.poll_node.linked()) {
 		targets_.remove(t);
+		ntargets_--;
+	}
+}
+
+// The next target, moved to the back: walks take targets from the front,
+// so successive walks go round the list.
+SqPollTarget &SqPoller::rotate_locked() {
+	SqPollTarget &t = *targets_.pop_front();
+	targets_.push_back(t);
+	return t;
+}
+
+void SqPoller::note_walk_locked(usize n) {
+	if (n > max_walk_.load(ktl::MemoryOrder::relaxed))
+		max_walk_.store(n, ktl::MemoryOrder::relaxed);
 }
 
 void SqPoller::doorbell() {
@@ -82,7 +98,7 @@ void SqPoller::doorbell() {
 SqPoller::Stats SqPoller::stats() const {
 	auto r = ktl::MemoryOrder::relaxed;
 	return {sleeps_.load(r), wakeups_.load(r), drains_.load(r), rechecks_.load(r), dozes_.load(r),
-		held_.load(r), naps_.load(r)};
+		held_.load(r), naps_.load(r), max_walk_.load(r)};
 }
 
 void SqPoller::set_need_wakeup_locked(bool on) {
@@ -99,13 +115,34 @@ void SqPoller::set_need_wakeup(bool on) {
 	set_need_wakeup_locked(on);
 }
 
-bool SqPoller::any_moved_locked() {
-	bool moved = false;
-	targets_.for_each([&moved](SqPollTarget &t) {
-		if (t.poll_ops_->producer(t) != t.poll_seen)
-			moved = true;
-	});
-	return moved;
+// The sleep path's look at every target (after SQ-W1), walk_max at a time
+// with the lock dropped in between: a user with thousands of polled QPs
+// must not hold interrupts off for a walk of them all. A target added
+// meanwhile needs no look (its context's NEED_WAKEUP is already up, so
+// its posts ring); one removed is not polled any more. One that moved
+// stays at the front, where the next scan starts: rotated to the back, a
+// scan of walk_max might not reach it before the poller is idle again.
+bool SqPoller::any_moved() {
+	usize left;
+	{
+		ktl::Guard g(lock_);
+		left = ntargets_;
+	}
+	while (left) {
+		ktl::Guard g(lock_);
+		usize k = ktl::min(ktl::min(left, walk_max), ntargets_);
+		if (!k)
+			break;
+		note_walk_locked(k);
+		for (usize i = 0; i < k; i++) {
+			SqPollTarget &t = *targets_.front();
+			if (t.poll_ops_->producer(t) != t.poll_seen)
+				return true;
+			rotate_locked();
+		}
+		left -= k;
+	}
+	return false;
 }
 
 namespace {
@@ -120,21 +157,19 @@ bool SqPoller::poll_once() {
 	usize n = 0;
 	{
 		ktl::Guard g(lock_);
-		targets_.for_each([&](SqPollTarget &t) {
-			if (n == batch_max)
-				return;
+		// At most walk_max targets a scan, from the front, each moved to
+		// the back: with many QPs a scan holds the lock (interrupts off)
+		// for a bounded walk, and successive scans go round them all.
+		usize k = ktl::min(walk_max, ntargets_);
+		note_walk_locked(k);
+		for (usize i = 0; i < k && n < batch_max; i++) {
+			SqPollTarget &t = rotate_locked();
 			u32 p = t.poll_ops_->producer(t);
 			if (p == t.poll_seen)
-				return;
+				continue;
 			t.poll_seen = p;
 			t.poll_ops_->get(t);
 			got[n++] = &t;
-		});
-		// Drained targets go to the back: with more than batch_max busy
-		// QPs, every one is reached within a few scans.
-		for (usize i = 0; i < n; i++) {
-			targets_.remove(*got[i]);
-			targets_.push_back(*got[i]);
 		}
 	}
 	if (!n)
@@ -320,14 +355,13 @@ bool SqPoller::sleep_cancelled(Loop &l) {
 	{
 		ktl::Guard g(lock_);
 		set_need_wakeup_locked(true);
-		// SQ-W1: the NEED_WAKEUP stores before the producer loads.
-		// Pairs with the provider's full barrier in sroce_sq_doorbell
-		// (SQ-W1) between its producer store and its NEED_WAKEUP
-		// load: either we see its WQEs here, or it sees the flag and
-		// rings the doorbell.
-		ktl::full_barrier();
-		moved = any_moved_locked();
 	}
+	// SQ-W1: the NEED_WAKEUP stores before the producer loads. Pairs with
+	// the provider's full barrier in sroce_sq_doorbell (SQ-W1) between
+	// its producer store and its NEED_WAKEUP load: either we see its
+	// WQEs here, or it sees the flag and rings the doorbell.
+	ktl::full_barrier();
+	moved = any_moved();
 	// SQ-W2 pair: a doorbell's wake_req_ store is seen here, or its
 	// wake comes after prepare_sleep and sleep returns at once.
 	if (!moved && !wake_req_.load(ktl::MemoryOrder::acquire) && !sroce_env_thread_should_stop(l.self))

@@ -61,6 +61,30 @@ struct SqPollCtx {
 	volatile u32 *flags = nullptr;    // sroce_context_page.flags
 };
 
+// sq_poll=auto, the default. A poller that shares its CPU with
+// busy-polling processes costs them more than the system calls it saves
+// (benchmarks.md, "The SQ poller on two vCPUs": on 2 vCPUs doorbell mode
+// beat it in 9 of 10 rows), so a device polls only where its poller gets a
+// CPU of its own: one per CPU the administrator set aside (sq_poll_cpus),
+// or, with none named, when the online CPUs hold one per poller, this one
+// included, and still sq_poll_auto_app_cpus for the application (a sender
+// and a receiver, each busy-polling its CQ). Otherwise posts ring the
+// doorbell, which skips while ACKs are due (abi.md, SQ-A1).
+constexpr u32 sq_poll_auto_app_cpus = 2;
+constexpr bool sq_poll_auto(u32 online_cpus, u32 poll_cpus, u32 pollers) {
+	if (poll_cpus)
+		return poll_cpus > pollers;
+	return u64(online_cpus) >= u64(pollers) + 1 + sq_poll_auto_app_cpus;
+}
+static_assert(!sq_poll_auto(1, 0, 0) && !sq_poll_auto(2, 0, 0),
+	      "1 or 2 CPUs: no poller unless CPUs are named (the test VMs have 2)");
+static_assert(sq_poll_auto(3, 0, 0) && !sq_poll_auto(3, 0, 1), "3 CPUs: one poller");
+static_assert(sq_poll_auto(2, 1, 0) && !sq_poll_auto(2, 1, 1) && sq_poll_auto(64, 3, 2) && !sq_poll_auto(64, 3, 3),
+	      "one poller per named CPU, however many CPUs are online");
+static_assert(sq_poll_auto(4, 0, 0) && sq_poll_auto(4, 0, 1) && !sq_poll_auto(4, 0, 2),
+	      "4 CPUs: two pollers, two CPUs left for the application");
+static_assert(!sq_poll_auto(~0u, 0, ~0u), "no overflow");
+
 class SqPoller {
 public:
 	SqPoller() = default;
@@ -107,6 +131,7 @@ public:
 		u64 dozes;     // sleeps begun before idle_ns: the CPU was contended
 		u64 held;      // doorbells that did not wake the thread: a doze or nap held
 		u64 naps;      // short sleeps, NEED_WAKEUP set, while others wanted the CPU
+		u64 max_walk;  // most targets looked at under one hold of the lock
 	};
 	Stats stats() const;
 	// True when the thread is asleep (NEED_WAKEUP set everywhere).
@@ -147,17 +172,23 @@ private:
 	void sleep_until_woken(Loop &l);
 	// One scan: drains every target whose producer moved. True if any.
 	bool poll_once();
-	bool any_moved_locked();
+	bool any_moved();
+	SqPollTarget &rotate_locked();
+	void note_walk_locked(usize n);
 	void set_need_wakeup_locked(bool on);
 	void set_need_wakeup(bool on);
 
 	static constexpr usize batch_max = 32; // targets drained per scan
+	// Targets looked at under one hold of the lock (interrupts off): a
+	// scan, or a chunk of the sleep path's look at all of them.
+	static constexpr usize walk_max = 64;
 	static constexpr u64 max_nap_ns = 100 * 1000;
 
 	ktl::SpinLock lock_{SROCE_LOCK_SQ_POLLER};
 	bool lock_ready_ = false;
 	// Guarded by lock_.
 	ktl::List<SqPollTarget, &SqPollTarget::poll_node> targets_;
+	usize ntargets_ = 0;
 	ktl::List<SqPollCtx, &SqPollCtx::poll_node> ctxs_;
 
 	sroce_env_thread *thread_ = nullptr;
@@ -176,6 +207,7 @@ private:
 	ktl::Atomic<u64> dozes_;
 	ktl::Atomic<u64> held_;
 	ktl::Atomic<u64> naps_;
+	ktl::Atomic<u64> max_walk_; // written under lock_, read by stats()
 	ktl::Atomic<u32> taken_; // transitions_taken(); only the thread writes
 };
 

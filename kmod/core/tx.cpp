@@ -10,7 +10,7 @@ using ktl::Error;
 namespace err = ktl::err;
 
 ktl::Result<Qp::Tx> Qp::tx_begin(sroce_env_path *path, const sroce_core_path_info &pinfo, const ib::Headers &h,
-				 u32 payload, u16 sport) {
+				 u32 payload, u16 sport, bool resend) {
 	ib::IpUdp ip;
 	ip.ip_version = pinfo.ipv6 ? 6 : 4;
 	__builtin_memcpy(ip.src, pinfo.src, 16);
@@ -19,6 +19,16 @@ ktl::Result<Qp::Tx> Qp::tx_begin(sroce_env_path *path, const sroce_core_path_inf
 	ip.ttl = pinfo.hop_limit ? pinfo.hop_limit : 64;
 	ip.flow_label = pinfo.flow_label;
 	ip.sport = sport;
+	// IPv4 ID: the PSN's low bits, so consecutive packets of a QP carry
+	// consecutive IDs, as UDP GSO gives the segments of one skb (the glue's
+	// packet trains, pkt.c): a train then segments into these very packets,
+	// ICRC included (it covers the ID). Any ID is valid with DF (RFC 6864).
+	// A resent PSN's ID has its low bit flipped, so that no two resent
+	// packets are consecutive and none travels in a train: were trains
+	// mangled past the first hop (a NIC whose UDP segmentation numbers
+	// IDs otherwise, transport.md "Packet trains"), resending as singles
+	// still gets through, and the QP slows down instead of stalling.
+	ip.ip_id = u16(h.bth.psn ^ (resend ? 1u : 0u));
 	u32 ib_len = ib::ib_length(h.bth.opcode, payload);
 	u32 l3 = ib::ip_udp_len(ip.ip_version);
 	Tx t;

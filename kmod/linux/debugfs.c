@@ -27,7 +27,7 @@ DEFINE_SHOW_ATTRIBUTE(sroce_module_counts);
 /* The glue's counts, in struct sroce_glue_counts' order. */
 static const char *const sroce_glue_count_names[] = {
 	"glue_pkts_in_flight", "paths", "tx_pkts", "tx_no_route", "tx_errors", "rx_pkts",
-	"rx_short", "tx_local", "rx_local", "rx_local_full", "rx_loopback",
+	"rx_short", "tx_local", "rx_local", "rx_local_full", "rx_loopback", "tx_trains", "tx_train_pkts",
 };
 static_assert(ARRAY_SIZE(sroce_glue_count_names) * sizeof(atomic_long_t) == sizeof(struct sroce_glue_counts));
 
@@ -74,6 +74,7 @@ static int sroce_dev_sq_poll_show(struct seq_file *m, void *unused)
 	seq_printf(m, "dozes %llu\n", s.dozes);
 	seq_printf(m, "held %llu\n", s.held);
 	seq_printf(m, "naps %llu\n", s.naps);
+	seq_printf(m, "max_walk %llu\n", s.max_walk);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sroce_dev_sq_poll);

@@ -17,6 +17,9 @@
  * kfree_rcu after dealloc_driver unlinked it. */
 static LIST_HEAD(sroce_devices);
 static DEFINE_MUTEX(sroce_devices_lock);
+/* Devices whose core runs an SQ poller, for sq_poll=auto (two adds at once
+ * may both miss the other's: auto is a default, not a limit). */
+static atomic_t sroce_sq_pollers = ATOMIC_INIT(0);
 
 static bool sroce_netdev_up(struct net_device *ndev)
 {
@@ -121,6 +124,9 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	sroce_debugfs_remove_dev(sdev);
 	sroce_vectors_free(sdev);
 	sroce_core_dev_destroy(sdev->core);
+	if (sdev->sq_polling)
+		atomic_dec(&sroce_sq_pollers);
+	sdev->sq_polling = false;
 	/* The core has released every path and packet with its objects: what
 	 * is left would be used after this device is freed. */
 	WARN_ON(atomic_long_read(&sdev->counts.paths) ||
@@ -146,6 +152,27 @@ static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 	return claimed;
 }
 
+/* Counts the device's poller (sq_poll=auto counts the others). */
+static void sroce_dev_count_sq_poll(struct sroce_dev *sdev)
+{
+	struct sroce_core_sq_poll_stats s = {};
+
+	sroce_core_dev_sq_poll(sdev->core, &s);
+	sdev->sq_polling = s.running;
+	if (s.running)
+		atomic_inc(&sroce_sq_pollers);
+}
+
+/* Once registered, what sq_poll=auto chose and why: a machine's mode
+ * should not have to be guessed from benchmarks. */
+static void sroce_dev_note_sq_poll(struct sroce_dev *sdev, const struct sroce_core_dev_init *init)
+{
+	if (init->sq_poll == SROCE_SQ_POLL_AUTO)
+		pr_info("sroce: %s: sq_poll=auto: %s (%u CPUs online, %u named by sq_poll_cpus, %u other pollers)\n",
+			sdev->parent, sdev->sq_polling ? "an SQ poller" : "doorbell mode", init->online_cpus,
+			init->poll_cpus, init->pollers);
+}
+
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 {
 	struct sroce_core_dev_init init = {
@@ -161,6 +188,11 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		return -EPERM;
 	}
 	init.sq_poll = READ_ONCE(sroce_sq_poll);
+	if (init.sq_poll == SROCE_SQ_POLL_AUTO) {
+		init.online_cpus = num_online_cpus();
+		init.poll_cpus = sroce_sq_poll_cpus_online();
+		init.pollers = atomic_read(&sroce_sq_pollers);
+	}
 	init.sq_idle_us = READ_ONCE(sroce_sq_idle_us);
 	init.sq_yield_us = READ_ONCE(sroce_sq_yield_us);
 	snprintf(init.poller_name, sizeof(init.poller_name), "sqpoll/%s", netdev_name(ndev));
@@ -203,6 +235,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	err = sroce_core_dev_create(&init, &sdev->core);
 	if (err)
 		goto err;
+	sroce_dev_count_sq_poll(sdev);
 	sn = sroce_net_get(dev_net(ndev));
 	if (IS_ERR(sn)) {
 		err = PTR_ERR(sn);
@@ -224,6 +257,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 	if (err)
 		goto err;
+	sroce_dev_note_sq_poll(sdev, &init);
 	return 0;
 
 err:

@@ -5,6 +5,7 @@
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/sysfs.h>
 #include <linux/workqueue.h>
 #include <rdma/rdma_netlink.h>
 
@@ -12,14 +13,44 @@
 
 bool sroce_ipv6 = true;
 module_param_named(ipv6, sroce_ipv6, bool, 0444);
-MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (default: N)");
+MODULE_PARM_DESC(ipv6, "Open an IPv6 UDP 4791 socket next to the IPv4 one (default: Y)");
 
 /* The SQ poller (Documentation/sq-poller.md). Read when a device is
  * created: a change applies to devices added afterwards. */
-/* On by default: the poller dozes at once when another task wants its CPU. */
-bool sroce_sq_poll = true;
-module_param_named(sq_poll, sroce_sq_poll, bool, 0644);
-MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call (default: Y)");
+/* auto by default: a poller only where it gets a CPU of its own
+ * (sroce::sq_poll_auto); Y and N as the bool it once was. */
+int sroce_sq_poll = SROCE_SQ_POLL_AUTO;
+
+static int sroce_sq_poll_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+
+	if (!val) /* a bare "sq_poll", as for the bool it was */
+		val = "1";
+	if (sysfs_streq(val, "auto")) {
+		WRITE_ONCE(sroce_sq_poll, SROCE_SQ_POLL_AUTO);
+		return 0;
+	}
+	if (kstrtobool(val, &on))
+		return -EINVAL;
+	WRITE_ONCE(sroce_sq_poll, on ? SROCE_SQ_POLL_ON : SROCE_SQ_POLL_OFF);
+	return 0;
+}
+
+static int sroce_sq_poll_get(char *buf, const struct kernel_param *kp)
+{
+	int mode = READ_ONCE(sroce_sq_poll);
+
+	return sysfs_emit(buf, "%s\n", mode == SROCE_SQ_POLL_AUTO ? "auto" : mode ? "Y" : "N");
+}
+
+static const struct kernel_param_ops sroce_sq_poll_ops = {
+	.flags = KERNEL_PARAM_OPS_FL_NOARG,
+	.set = sroce_sq_poll_set,
+	.get = sroce_sq_poll_get,
+};
+module_param_cb(sq_poll, &sroce_sq_poll_ops, NULL, 0644);
+MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call: Y, N or auto, a poller only where it gets a CPU of its own: one per CPU named in sq_poll_cpus, or one per poller and two more online (default: auto)");
 
 unsigned int sroce_sq_idle_us = 2000;
 module_param_named(sq_idle_us, sroce_sq_idle_us, uint, 0644);

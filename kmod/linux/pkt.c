@@ -20,6 +20,7 @@
 #include <net/ipv6.h>
 
 #include "sroce.h"
+#include "train.h"
 
 static inline struct sk_buff *to_skb(const struct sroce_env_pkt *pkt)
 {
@@ -35,7 +36,7 @@ static void sroce_pkt_count(struct sk_buff *skb, struct sroce_dev *sdev)
 	atomic_long_inc(&sdev->counts.pkts_in_flight);
 }
 
-static void sroce_pkt_uncount(struct sk_buff *skb)
+void sroce_pkt_uncount(struct sk_buff *skb)
 {
 	struct sroce_skb_cb *cb = sroce_skb_cb(skb);
 
@@ -245,10 +246,13 @@ static bool sroce_dst_local(struct dst_entry *dst)
 	return false;
 }
 
-static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct sroce_xmit_cache *c)
+static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct sk_buff_head *pkts,
+			   struct sroce_xmit_cache *c)
 {
 	struct sroce_env_path *path = sroce_skb_cb(skb)->path;
 	struct sroce_dev *owner = sroce_path_dev(path);
+	unsigned int n = 1;
+	struct sk_buff *train;
 	struct dst_entry *dst;
 	bool local;
 	int err;
@@ -286,6 +290,10 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 		}
 		return;
 	}
+	/* The packets after it on this path may go with it (train.c). */
+	train = sroce_train_collect(skb, pkts, dst, path, &n);
+	if (train)
+		skb = train;
 	skb->dev = dst->dev;
 	skb_dst_set(skb, dst_clone(dst));
 	/* The neighbour layer resolves the link-layer destination, in the
@@ -294,10 +302,15 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 		err = ip6_local_out(c->net, NULL, skb);
 	else
 		err = ip_local_out(c->net, NULL, skb);
-	if (unlikely(net_xmit_eval(err)))
-		atomic_long_inc(&owner->counts.tx_errors);
-	else
-		atomic_long_inc(&owner->counts.tx_pkts);
+	if (unlikely(net_xmit_eval(err))) {
+		atomic_long_add(n, &owner->counts.tx_errors);
+		return;
+	}
+	atomic_long_add(n, &owner->counts.tx_pkts);
+	if (train) {
+		atomic_long_inc(&owner->counts.tx_trains);
+		atomic_long_add(n, &owner->counts.tx_train_pkts);
+	}
 }
 
 /*
@@ -312,7 +325,7 @@ void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts)
 
 	local_bh_disable();
 	while ((skb = __skb_dequeue(pkts)))
-		sroce_pkt_xmit(sdev, skb, &c);
+		sroce_pkt_xmit(sdev, skb, pkts, &c);
 	sroce_xmit_cache_drop(&c);
 	local_bh_enable();
 }

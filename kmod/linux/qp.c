@@ -177,8 +177,8 @@ static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sqp(ibqp);
 
 	sroce_core_qp_destroy(qp->core);
-	/* No event for ibqp can still be in a batch being flushed. */
-	synchronize_rcu();
+	/* No event for ibqp can still be in a batch being flushed (sroce.h). */
+	sroce_qp_wait_events(qp);
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);
 	return 0;
@@ -247,9 +247,8 @@ static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask
 	if (err)
 		return err;
 	sroce_batch_init(&b);
-	/* Validates the transition as ib_modify_qp_is_ok does; drops the
-	 * path reference on failure. */
-	err = sroce_core_qp_modify(to_sqp(ibqp)->core, &ca, mask, &b);
+	sroce_qp_owner_seen(to_sqp(ibqp)); /* receive steering (vector.c) */
+	err = sroce_core_qp_modify(to_sqp(ibqp)->core, &ca, mask, &b); /* checks as ib_modify_qp_is_ok */
 	sroce_batch_flush(sdev, &b);
 	return err;
 }

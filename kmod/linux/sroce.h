@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * Private header of the sroce kernel glue. The glue translates ib_core
- * objects and calls into core.h calls; the protocol logic lives in ../core.
- */
+/* Private header of the sroce kernel glue. The glue translates ib_core
+ * objects and calls into core.h calls; the protocol logic lives in ../core. */
 #ifndef SROCE_GLUE_H
 #define SROCE_GLUE_H
 
@@ -42,12 +40,15 @@ struct sroce_glue_counts {
 	atomic_long_t rx_local;       /* of rx_pkts: from this host's devices, through local_q */
 	atomic_long_t rx_local_full;  /* dropped: local_q full */
 	atomic_long_t rx_loopback;    /* dropped: UDP 4791 on lo, for this device's address (not sent by sroce) */
+	atomic_long_t tx_trains;      /* UDP GSO skbs of several packets (train.c) */
+	atomic_long_t tx_train_pkts;  /* of tx_pkts: the packets in them */
 };
 
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;       /* held by ib_device_set_netdev while registered */
 	struct sroce_core_dev *core;
+	bool sq_polling;               /* its core started a poller: sroce_sq_pollers */
 	struct sroce_net *sn;          /* the namespace's sockets, one reference */
 	struct list_head list;         /* sroce_devices, under sroce_devices_lock */
 	struct work_struct unregister_work; /* netdev unregister, see net.c */
@@ -106,12 +107,10 @@ struct sroce_mmap_entry {
 	bool writable; /* rings: the provider writes its index and entries */
 };
 
-/*
- * A shared ring (abi/sroce-abi.h): header + 2^log_size entries. The glue
+/* A shared ring (abi/sroce-abi.h): header + 2^log_size entries. The glue
  * allocates it; the core works in it. A user ring belongs to its mmap entry
  * once mapped (mmap_free releases it after the last mapping), a kernel ring
- * to the object.
- */
+ * to the object. */
 struct sroce_ring {
 	void *vaddr;
 	unsigned long bytes;
@@ -143,6 +142,7 @@ struct sroce_qp {
 	struct sroce_ring rq; /* vaddr NULL with an SRQ */
 	u8 sq_sig_type;       /* enum ib_sig_type, for query_qp */
 	bool user;
+	atomic_t events_inflight; /* in batches not yet flushed (batch.c) */
 	/* Bound to an rdma_counter (counter.c, under sdev->counters_lock):
 	 * the QP's counters at bind time. */
 	bool counter_bound;
@@ -190,10 +190,8 @@ static inline struct sroce_xrcd *to_sxrcd(struct ib_xrcd *ibxrcd)
 	return container_of(ibxrcd, struct sroce_xrcd, ibxrcd);
 }
 
-/*
- * Requests that carry no driver data today: the bytes of a newer provider
- * are accepted only if they are zero (Documentation/abi.md).
- */
+/* Requests that carry no driver data today: the bytes of a newer provider
+ * are accepted only if they are zero (Documentation/abi.md). */
 static inline int sroce_check_empty_req(struct ib_udata *udata)
 {
 	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -307,10 +305,11 @@ static inline u64 sroce_view_value(const void *view, const struct sroce_core_vie
 
 /* main.c: module parameters */
 extern bool sroce_ipv6;
-extern bool sroce_sq_poll;
+extern int sroce_sq_poll; /* enum sroce_core_sq_poll */
 extern unsigned int sroce_sq_idle_us;
 extern unsigned int sroce_sq_yield_us;
 extern char *sroce_sq_poll_cpus;
+unsigned int sroce_sq_poll_cpus_online(void); /* thread.c: online CPUs it names */
 
 /* device.c */
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);
@@ -415,7 +414,11 @@ bool sroce_local_xmit(struct net *net, struct sk_buff *skb);
  * followed by a flush in the same context. A destroy path therefore calls
  * the core destroy (after which the core queues nothing for the object),
  * then synchronize_rcu() (every batch that may hold an event for it has been
- * flushed), then frees the ib_core object.
+ * flushed), then frees the ib_core object. A QP waits only for its own
+ * events in flight (sroce_qp_wait_events; a grace period per QP made 10,000
+ * take minutes): nothing else reads it under RCU (a packet holds a core
+ * reference, checked against the core QP's dead flag; the SQ poller drops
+ * it under its lock). CQs keep the grace period: steering reads one.
  */
 #define SROCE_BATCH_EVENTS SROCE_ENV_BATCH_EVENTS /* env.h says how the core stays within it */
 
@@ -434,14 +437,17 @@ struct sroce_env_batch {
 
 /* batch.c */
 void sroce_batch_init(struct sroce_env_batch *b);
-/* sdev: the device the core call acted on, or NULL (timers, work): the
- * batch itself needs none, packets carry their paths. */
+/* sdev: the device the core call acted on, or NULL (timers, work). */
 void sroce_batch_flush(struct sroce_dev *sdev, struct sroce_env_batch *b);
+/* destroy_qp, after the core destroy: returns once no batch holds an event
+ * for qp (they are raised, their handlers returned). Sleeps. */
+void sroce_qp_wait_events(struct sroce_qp *qp);
 
 /* pkt.c. While the core owns an skb, its cb holds this. */
 struct sroce_skb_cb {
 	struct sroce_dev *sdev;        /* whose pkts_in_flight counts it */
 	struct sroce_env_path *path;   /* on a batch: a path reference */
+	void *steer_token;             /* steered (vector.c): the core's */
 };
 
 static inline struct sroce_skb_cb *sroce_skb_cb(struct sk_buff *skb)
@@ -454,6 +460,7 @@ static inline struct sroce_skb_cb *sroce_skb_cb(struct sk_buff *skb)
 struct sroce_env_pkt *sroce_pkt_from_rx(struct sroce_dev *sdev, struct sk_buff *skb);
 /* Sends packets, in order. */
 void sroce_pkts_xmit(struct sroce_dev *sdev, struct sk_buff_head *pkts);
+void sroce_pkt_uncount(struct sk_buff *skb);
 
 /* path.c */
 struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rdma_ah_attr *ah_attr,
@@ -485,7 +492,7 @@ extern atomic_long_t sroce_rx_loopback; /* net.c: UDP 4791 on lo, dropped (sroce
  * exports in their own namespace, which nothing else imports:
  * sroce_env_pkt_{head,read,crc32,free} (pkt.c), sroce_batch_{init,flush}
  * and sroce_env_event (batch.c), sroce_env_{timer,work}_* (timer.c) and
- * sroce_env_crc32_le (crc.c).
+ * sroce_env_crc32_le (crc.c), sroce_train_{len,build} (train.c).
  */
 #define SROCE_EXPORT_FOR_TESTS(sym) EXPORT_SYMBOL_NS_GPL(sym, SROCE_SELFTEST)
 

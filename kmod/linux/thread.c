@@ -28,19 +28,45 @@ static int sroce_thread_main(void *data)
 	return 0;
 }
 
-/* sq_poll_cpus: the CPUs the pollers may run on, a cpulist ("0-1,3");
- * empty or unusable: any CPU. */
+/* sq_poll_cpus: the CPUs the pollers may run on, a cpulist ("0-1,3").
+ * Fills mask and returns true if it names an online CPU; empty or
+ * unusable: false, the pollers run on any CPU. */
+static bool sroce_sq_poll_mask(struct cpumask *mask)
+{
+	if (!sroce_sq_poll_cpus || !sroce_sq_poll_cpus[0])
+		return false;
+	if (cpulist_parse(sroce_sq_poll_cpus, mask) || !cpumask_intersects(mask, cpu_online_mask)) {
+		pr_warn_once("sroce: sq_poll_cpus=%s is not a usable cpulist; pollers run on any CPU\n",
+			     sroce_sq_poll_cpus);
+		return false;
+	}
+	return true;
+}
+
+/* How many online CPUs sq_poll_cpus names (0: none), for sq_poll=auto. */
+unsigned int sroce_sq_poll_cpus_online(void)
+{
+	cpumask_var_t mask;
+	unsigned int n = 0;
+
+	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
+		return 0;
+	if (sroce_sq_poll_mask(mask)) {
+		cpumask_and(mask, mask, cpu_online_mask);
+		n = cpumask_weight(mask);
+	}
+	free_cpumask_var(mask);
+	return n;
+}
+
 static void sroce_thread_set_cpus(struct task_struct *task)
 {
 	cpumask_var_t mask;
 
-	if (!sroce_sq_poll_cpus || !sroce_sq_poll_cpus[0])
-		return;
 	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
 		return;
-	if (cpulist_parse(sroce_sq_poll_cpus, mask) ||
-	    !cpumask_intersects(mask, cpu_online_mask) || set_cpus_allowed_ptr(task, mask))
-		pr_warn_once("sroce: sq_poll_cpus=%s is not a usable cpulist; pollers run on any CPU\n",
+	if (sroce_sq_poll_mask(mask) && set_cpus_allowed_ptr(task, mask))
+		pr_warn_once("sroce: sq_poll_cpus=%s: the poller cannot run there; it runs on any CPU\n",
 			     sroce_sq_poll_cpus);
 	free_cpumask_var(mask);
 }

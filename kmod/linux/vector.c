@@ -7,8 +7,10 @@
  * SROCE_METHOD_CQ_VECTOR (srocedv_modify_cq_vector) moves a CQ between
  * vectors; CPU hotplug moves the vectors of a CPU going offline to another
  * and back when it returns. The receives of an RSS QP's WQs are steered to
- * the CPU of the WQ's CQ (sroce_env_rx_steer): a per-CPU queue drained by
- * that CPU's work. Documentation/rss.md, "Completion vectors".
+ * the CPU of the WQ's CQ (sroce_env_rx_steer), and the packets of a user
+ * RC/UC QP to its owner's CPU (sroce_env_rx_steer_qp): a per-CPU queue
+ * drained by that CPU's work. Documentation/rss.md, "Completion vectors";
+ * Documentation/transport.md, "Receive steering".
  */
 #define UVERBS_MODULE_NAME sroce_ib
 #include <linux/cpu.h>
@@ -47,11 +49,20 @@ struct sroce_steer {
 	struct sk_buff_head q;
 	struct work_struct work;
 	atomic_long_t rx_here;  /* RSS receives that stayed on this CPU */
+	atomic_long_t qp_here;  /* a user QP's packets that arrived on its owner's CPU */
+	atomic_long_t qp_in;    /* a user QP's, steered here from another */
+	atomic_long_t qp_out;   /* a user QP's, steered from here to another */
 	atomic_long_t rx_in;    /* steered here from another */
 	atomic_long_t rx_out;   /* steered from here to another */
 	atomic_long_t rx_full;  /* dropped: this CPU's queue was full */
 };
 static DEFINE_PER_CPU(struct sroce_steer, sroce_steers);
+
+/* Off by default: under TCG it paid at 64 KiB and cost at 4 KiB
+ * (Documentation/benchmarks.md, "Receive steering and packet trains"). */
+static bool sroce_rx_steer;
+module_param_named(rx_steer, sroce_rx_steer, bool, 0644);
+MODULE_PARM_DESC(rx_steer, "Receive the packets of a user RC/UC QP on the CPU its owner posts from, not on the one they arrive on (default: N)");
 
 /* The vectors on cpu, which is going offline, move to the next online CPU. */
 static int sroce_cpu_offline(unsigned int cpu)
@@ -218,44 +229,81 @@ void sroce_cq_comp_event(struct sroce_cq *cq)
 	queue_work_on(cpu, sroce_comp_wq, &cq->vec.work);
 }
 
-/* Softirq (a received packet), inside its batch, outside core locks. The
- * queued skb holds a reference on its device until its CPU has received it. */
-int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner)
+/* Softirq (a received packet), outside core locks: the skb goes to cpu's
+ * queue, holding a reference on its device until that CPU has received it.
+ * false when the queue is full: the caller drops it. */
+static bool sroce_steer_queue(struct sk_buff *skb, int cpu, void *token)
 {
-	struct sroce_cq *cq = to_scq(cq_owner);
-	struct sk_buff *skb = (struct sk_buff *)pkt; /* pkt.c: a packet is its skb */
 	/* The device the packet arrived on (pkt.c), whose reference the
-	 * steered-to CPU drops (sroce_steer_work). */
-	struct sroce_dev *sdev = sroce_skb_cb(skb)->sdev;
-	int here = raw_smp_processor_id(), cpu = READ_ONCE(sroce_cq_vector(cq)->cpu);
-	struct sroce_steer *s;
+	 * steered-to CPU drops (sroce_steer_work); the caller took it. */
+	struct sroce_steer *s = per_cpu_ptr(&sroce_steers, cpu), *here;
 	unsigned long flags;
 	bool queued = false;
 
-	if (cpu == here || !ib_device_try_get(&sdev->ibdev)) {
-		atomic_long_inc(&per_cpu_ptr(&sroce_steers, here)->rx_here);
-		return 0;
-	}
 	/* It leaves its receive softirq: a noref route is valid only there,
-	 * and nothing later reads the route or conntrack (UD requests only,
-	 * never answered). */
+	 * and nothing later reads the route, conntrack or the netdev (not
+	 * held; an answer is built from the QP's own path). */
 	skb_dst_drop(skb);
 	nf_reset_ct(skb);
-	s = per_cpu_ptr(&sroce_steers, cpu);
+	skb->dev = NULL;
+	sroce_skb_cb(skb)->steer_token = token;
 	spin_lock_irqsave(&s->q.lock, flags);
 	if (skb_queue_len(&s->q) < SROCE_STEER_QLEN) {
 		__skb_queue_tail(&s->q, skb);
 		queued = true;
 	}
 	spin_unlock_irqrestore(&s->q.lock, flags);
-	if (!queued) { /* UD: a message the receiver could not take is dropped */
+	if (!queued) {
 		atomic_long_inc(&s->rx_full);
+		return false;
+	}
+	here = per_cpu_ptr(&sroce_steers, raw_smp_processor_id());
+	atomic_long_inc(token ? &here->qp_out : &here->rx_out);
+	queue_work_on(cpu, sroce_comp_wq, &s->work); /* cpu's own work drains cpu's queue */
+	return true;
+}
+
+int sroce_env_rx_steer(struct sroce_env_pkt *pkt, void *cq_owner)
+{
+	struct sk_buff *skb = (struct sk_buff *)pkt; /* pkt.c: a packet is its skb */
+	struct sroce_dev *sdev = sroce_skb_cb(skb)->sdev;
+	int here = raw_smp_processor_id(), cpu = READ_ONCE(sroce_cq_vector(to_scq(cq_owner))->cpu);
+
+	if (cpu == here || !ib_device_try_get(&sdev->ibdev)) {
+		atomic_long_inc(&per_cpu_ptr(&sroce_steers, here)->rx_here);
+		return 0;
+	}
+	if (!sroce_steer_queue(skb, cpu, NULL)) { /* UD: a message the receiver could not take is dropped */
 		ib_device_put(&sdev->ibdev);
 		sroce_env_pkt_free(pkt);
-		return 1;
 	}
-	atomic_long_inc(&per_cpu_ptr(&sroce_steers, here)->rx_out);
-	queue_work_on(cpu, sroce_comp_wq, &s->work);
+	return 1;
+}
+
+int sroce_env_rx_steer_qp(struct sroce_env_pkt *pkt, int cpu, int must_queue, void *token, const void *allowed)
+{
+	struct sk_buff *skb = (struct sk_buff *)pkt;
+	struct sroce_dev *sdev = sroce_skb_cb(skb)->sdev;
+
+	/* The CPU is the owner's word (a ring hint, srocedv): any value is
+	 * checked, against the CPUs online and those the owner may run on.
+	 * One that fails is received here, even behind others waiting (only
+	 * when a CPU goes offline, or the owner's CPUs change, under it). */
+	if ((unsigned int)cpu >= nr_cpu_ids || !cpu_online(cpu) || !allowed ||
+	    !cpumask_test_cpu(cpu, (const struct cpumask *)allowed))
+		return 0;
+	/* Once some wait, the rest follow them whatever changed since. */
+	if (!must_queue && cpu == raw_smp_processor_id()) {
+		atomic_long_inc(&per_cpu_ptr(&sroce_steers, cpu)->qp_here);
+		return 0;
+	}
+	/* Unregistering: nothing may reach the core later; received here. */
+	if (!ib_device_try_get(&sdev->ibdev))
+		return 0;
+	if (!sroce_steer_queue(skb, cpu, token)) {
+		ib_device_put(&sdev->ibdev);
+		sroce_core_rx_steer_drop(sdev->core, pkt, token);
+	}
 	return 1;
 }
 
@@ -280,9 +328,9 @@ static void sroce_steer_work(struct work_struct *work)
 			break;
 		}
 		sdev = sroce_skb_cb(skb)->sdev;
-		atomic_long_inc(&s->rx_in);
+		atomic_long_inc(sroce_skb_cb(skb)->steer_token ? &s->qp_in : &s->rx_in);
 		sroce_batch_init(&b);
-		sroce_core_rx_steered(sdev->core, (struct sroce_env_pkt *)skb, &b);
+		sroce_core_rx_steered(sdev->core, (struct sroce_env_pkt *)skb, sroce_skb_cb(skb)->steer_token, &b);
 		sroce_batch_flush(sdev, &b);
 		local_bh_enable();
 		ib_device_put(&sdev->ibdev);
@@ -291,7 +339,9 @@ static void sroce_steer_work(struct work_struct *work)
 		queue_work(sroce_comp_wq, work); /* stays on this CPU's pool */
 }
 
-/* <debugfs>/sroce/rx_cpus: per CPU, where RSS receives ran. */
+/* <debugfs>/sroce/rx_cpus: per CPU, where steered receives ran: RSS's
+ * (rss_here, steered_in/out, dropped_full, which counts both) and user
+ * QPs' (qp_here, qp_in/out). */
 int sroce_rx_cpus_show(struct seq_file *m, void *unused)
 {
 	int cpu;
@@ -299,9 +349,10 @@ int sroce_rx_cpus_show(struct seq_file *m, void *unused)
 	for_each_possible_cpu(cpu) {
 		struct sroce_steer *s = per_cpu_ptr(&sroce_steers, cpu);
 
-		seq_printf(m, "cpu %d rss_here %ld steered_in %ld steered_out %ld dropped_full %ld\n", cpu,
-			   atomic_long_read(&s->rx_here), atomic_long_read(&s->rx_in), atomic_long_read(&s->rx_out),
-			   atomic_long_read(&s->rx_full));
+		seq_printf(m, "cpu %d rss_here %ld steered_in %ld steered_out %ld dropped_full %ld qp_here %ld qp_in %ld qp_out %ld\n",
+			   cpu, atomic_long_read(&s->rx_here), atomic_long_read(&s->rx_in), atomic_long_read(&s->rx_out),
+			   atomic_long_read(&s->rx_full), atomic_long_read(&s->qp_here), atomic_long_read(&s->qp_in),
+			   atomic_long_read(&s->qp_out));
 	}
 	return 0;
 }
@@ -359,7 +410,55 @@ DECLARE_UVERBS_NAMED_METHOD(
 
 DECLARE_UVERBS_GLOBAL_METHODS(UVERBS_OBJECT_CQ, &UVERBS_METHOD(SROCE_METHOD_CQ_VECTOR));
 
+/* modify_qp, in the owner's process: where it runs, the CPUs it may run on,
+ * and whether rx_steer is on (read here: it applies to QPs modified after
+ * a change), for the QP's receive steering. */
+void sroce_qp_owner_seen(struct sroce_qp *qp)
+{
+	bool on = READ_ONCE(sroce_rx_steer);
+
+	sroce_core_qp_owner_seen(qp->core, raw_smp_processor_id(), on ? cpumask_bits(current->cpus_ptr) : NULL,
+				 cpumask_size());
+}
+
+/* The receive CPU method on a QP (abi: SROCE_METHOD_QP_RX_CPU). */
+static int UVERBS_HANDLER(SROCE_METHOD_QP_RX_CPU)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs, SROCE_ATTR_QP_RX_CPU_QP);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	u32 in = SROCE_QP_RX_CPU_NO_CHANGE, cur;
+	int err, pinned;
+
+	if (!qp->user || (ibqp->qp_type != IB_QPT_RC && ibqp->qp_type != IB_QPT_UC))
+		return -EOPNOTSUPP;
+	if (uverbs_attr_is_valid(attrs, SROCE_ATTR_QP_RX_CPU_IN)) {
+		err = uverbs_copy_from(&in, attrs, SROCE_ATTR_QP_RX_CPU_IN);
+		if (err)
+			return err;
+	}
+	if (in == SROCE_QP_RX_CPU_OWNER)
+		sroce_core_qp_pin_rx_cpu(qp->core, -1);
+	/* An online CPU the caller may run on: a cpuset keeps its receive work too. */
+	else if (in != SROCE_QP_RX_CPU_NO_CHANGE && in - 1 < nr_cpu_ids && cpu_online(in - 1) &&
+		 cpumask_test_cpu(in - 1, current->cpus_ptr))
+		sroce_core_qp_pin_rx_cpu(qp->core, in - 1);
+	else if (in != SROCE_QP_RX_CPU_NO_CHANGE)
+		return -EINVAL;
+	pinned = sroce_core_qp_pinned_rx_cpu(qp->core);
+	cur = pinned < 0 ? SROCE_QP_RX_CPU_OWNER : pinned + 1;
+	return uverbs_copy_to(attrs, SROCE_ATTR_QP_RX_CPU_CUR, &cur, sizeof(cur));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(
+	SROCE_METHOD_QP_RX_CPU,
+	UVERBS_ATTR_IDR(SROCE_ATTR_QP_RX_CPU_QP, UVERBS_OBJECT_QP, UVERBS_ACCESS_WRITE, UA_MANDATORY),
+	UVERBS_ATTR_PTR_IN(SROCE_ATTR_QP_RX_CPU_IN, UVERBS_ATTR_TYPE(u32), UA_OPTIONAL),
+	UVERBS_ATTR_PTR_OUT(SROCE_ATTR_QP_RX_CPU_CUR, UVERBS_ATTR_TYPE(u32), UA_MANDATORY));
+
+DECLARE_UVERBS_GLOBAL_METHODS(UVERBS_OBJECT_QP, &UVERBS_METHOD(SROCE_METHOD_QP_RX_CPU));
+
 const struct uapi_definition sroce_cq_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(UVERBS_OBJECT_CQ),
+	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(UVERBS_OBJECT_QP),
 	{},
 };

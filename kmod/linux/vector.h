@@ -30,6 +30,9 @@ void sroce_vectors_free(struct sroce_dev *sdev);
 void sroce_cq_vec_init(struct sroce_cq *cq, u32 vector);
 /* destroy_cq, after synchronize_rcu: no event of the CQ runs after it. */
 void sroce_cq_vec_cancel(struct sroce_cq *cq);
+struct sroce_qp;
+/* modify_qp: the owner's CPU and allowed CPUs, for receive steering. */
+void sroce_qp_owner_seen(struct sroce_qp *qp);
 /* A completion event of cq (batch.c): on its vector's CPU. */
 void sroce_cq_comp_event(struct sroce_cq *cq);
 const struct cpumask *sroce_get_vector_affinity(struct ib_device *ibdev, int comp_vector);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "icrc.h"
 #include "opcode.h"
@@ -33,6 +34,9 @@ struct Decoded {
 	uint32_t icrc_calc = 0;
 	uint32_t caplen = 0, wirelen = 0;
 	uint32_t ip_offset = 0; // link-layer header length
+	// Segment train_seg (from 1) of train_len when the frame was a packet
+	// train (split_train); 0 otherwise.
+	uint32_t train_seg = 0, train_len = 0;
 
 	bool malformed() const { return !error.empty(); }
 };
@@ -40,6 +44,18 @@ struct Decoded {
 // linktype is a pcap DLT_/LINKTYPE_ value: Ethernet (with up to two VLAN
 // tags), Linux cooked v1/v2, raw IP. Reads only [data, data + caplen).
 Decoded decode_frame(int linktype, const uint8_t *data, uint32_t caplen, uint32_t wirelen);
+
+// A packet train (kmod/linux/train.c): one UDP datagram carrying n
+// equal-size RoCE packets (the last may be shorter), which a capture on
+// veth sees before UDP GSO segments it. Returns the frames segmentation
+// makes of it, in order: the link-layer header, the IP header with the
+// IPv4 ID + k and the lengths of segment k (checksums recomputed for IPv4,
+// UDP's zero), and the packet. Empty when the frame is not a whole train:
+// cut by the snaplen, its ICRC right as one packet, or no split point
+// where the next BTH continues the first (same QP and P_Key, PSN + 1) and
+// the first segment's ICRC checks.
+std::vector<std::vector<uint8_t>> split_train(int linktype, const uint8_t *data, uint32_t caplen,
+					      uint32_t wirelen);
 
 struct FormatOptions {
 	bool epoch_time = false; // seconds.usec instead of local time of day

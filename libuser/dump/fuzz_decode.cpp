@@ -35,6 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		__builtin_trap();
 	if (t.empty() || j.empty() || j.front() != '{' || j.back() != '}')
 		__builtin_trap();
+	// A train's segments are frames of their own, each a whole packet.
+	for (const auto &f : split_train(link, copy, caplen, caplen + extra)) {
+		Decoded s = decode_frame(link, f.data(), uint32_t(f.size()), uint32_t(f.size()));
+		if (s.icrc == IcrcVerdict::unverifiable || !s.ip_ok)
+			__builtin_trap();
+	}
 	static Flows flows;
 	flows.add(d);
 	delete[] copy;

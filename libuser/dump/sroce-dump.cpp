@@ -67,16 +67,14 @@ bool parse_number(const char *s, long long *out) {
 	return true;
 }
 
-void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
-	State *st = reinterpret_cast<State *>(arg);
-	Decoded d = decode_frame(st->linktype, data, h->caplen, h->len);
+// One packet: filtered (false: it did not pass), printed, counted in the
+// flows. The caller writes the frame (-w).
+bool on_decoded(State *st, const Decoded &d, const struct pcap_pkthdr *h) {
 	const Options &o = st->opt;
 	if (o.qpn >= 0 && !(d.ib_ok && d.pkt.hdr.bth.dest_qpn == o.qpn))
-		return;
+		return false;
 	if (o.opcode >= 0 && !(d.have_bth && d.opcode == o.opcode))
-		return;
-	if (st->dumper)
-		pcap_dump(reinterpret_cast<u_char *>(st->dumper), h, data);
+		return false;
 	if (!st->dumper || o.print) {
 		std::string line = o.json ? format_json(d, h->ts) : format_text(d, h->ts, {o.epoch});
 		fputs(line.c_str(), stdout);
@@ -84,8 +82,46 @@ void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
 	}
 	if (o.flows)
 		st->flows.add(d);
-	if (o.count > 0 && ++st->seen >= o.count && g_pcap)
-		pcap_breakloop(g_pcap);
+	return true;
+}
+
+// -c: true once the count is reached (the loop then stops).
+bool counted(State *st) {
+	if (st->opt.count > 0 && ++st->seen >= st->opt.count) {
+		if (g_pcap)
+			pcap_breakloop(g_pcap);
+		return true;
+	}
+	return false;
+}
+
+// A packet train (sroce's UDP GSO, captured before segmentation; tried only
+// for a frame whose ICRC fails as one packet) is shown as the packets it
+// segments into, each marked "train k/n"; -w writes the frame once if any
+// of them passed the filters.
+void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
+	State *st = reinterpret_cast<State *>(arg);
+	Decoded d = decode_frame(st->linktype, data, h->caplen, h->len);
+	std::vector<std::vector<uint8_t>> segs;
+	if (d.icrc == IcrcVerdict::bad)
+		segs = split_train(st->linktype, data, h->caplen, h->len);
+	bool passed = false, done = false;
+	if (segs.empty()) {
+		passed = on_decoded(st, d, h);
+		done = passed && counted(st);
+	}
+	for (uint32_t k = 0; k < segs.size() && !done; k++) {
+		const auto &f = segs[k];
+		Decoded s = decode_frame(st->linktype, f.data(), uint32_t(f.size()), uint32_t(f.size()));
+		s.train_seg = k + 1;
+		s.train_len = uint32_t(segs.size());
+		if (on_decoded(st, s, h)) {
+			passed = true;
+			done = counted(st);
+		}
+	}
+	if (passed && st->dumper)
+		pcap_dump(reinterpret_cast<u_char *>(st->dumper), h, data);
 }
 
 pcap_t *open_live(const std::string &iface, int snaplen, long long buffer_kib, char *errbuf) {

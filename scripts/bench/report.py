@@ -504,6 +504,9 @@ def main():
         f"({machine.get('cpu', '?')}), kernel {machine.get('kernel', '?')}, perftest {machine.get('perftest', '?')}.")
     if "sroce_params" in machine:
         add(f"- sroce module parameters: `{machine['sroce_params'].strip() or '(none)'}`.")
+    if "sq_pollers" in machine:
+        n = machine["sq_pollers"].strip()
+        add(f"- SQ poller threads running: {n}" + (" (doorbell mode)." if n == "0" else "."))
     if "icrc_limit_mb_s_two_cpus" in machine:
         add(f"- The physical limit this boot measured at load (`<debugfs>/sroce/icrc`): memcpy "
             f"{machine.get('icrc_ns_per_4k_memcpy', '?')} ns and the ICRC ({machine.get('icrc_impl', '?')}) "

@@ -89,11 +89,58 @@ void refill(std::vector<uint8_t> &f) {
 		abort();
 }
 
+// A packet train as a capture on veth sees it (kmod/linux/train.c): the
+// first packet's Ethernet, IP and UDP headers with the lengths of the
+// whole, then every packet's IB part. SEND_MIDDLEs of `seg` bytes and a
+// SEND_LAST of `last`, PSNs from psn, IPv4 IDs the PSNs' low bits (tx.cpp).
+// bump_psn moves the second packet's PSN off by one: no longer a train.
+std::vector<uint8_t> train(IpUdp p, uint32_t qpn, uint32_t psn, uint32_t n, uint32_t seg, uint32_t last,
+			   bool bump_psn = false) {
+	std::vector<uint8_t> out;
+	uint32_t hl = ip_udp_len(p.ip_version);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t kpsn = psn + k + (bump_psn && k == 1);
+		p.ip_id = uint16_t(kpsn);
+		auto h = hdr(op::rc + (k + 1 < n ? op::send_middle : op::send_last), qpn, kpsn);
+		auto f = packet(p, h, k + 1 < n ? seg : last);
+		if (k == 0)
+			out = f;
+		else
+			out.insert(out.end(), f.begin() + 14 + hl, f.end());
+	}
+	uint8_t *ip = out.data() + 14;
+	uint32_t ip_len = uint32_t(out.size()) - 14, udp_len = ip_len - (hl - udp_header_len);
+	if (p.ip_version == 4) {
+		ktl::put_be16(ip + 2, uint16_t(ip_len));
+		ktl::put_be16(ip + 10, 0);
+		ktl::put_be16(ip + 10, ipv4_checksum(ip, 20));
+	} else {
+		ktl::put_be16(ip + 4, uint16_t(udp_len));
+	}
+	ktl::put_be16(ip + hl - udp_header_len + 4, uint16_t(udp_len));
+	return out;
+}
+
+int write_pcap(const char *out, const char *corpus);
+
+// mkpcap --trains OUT.pcap: trains, a frame that only looks like one, and
+// a plain packet; the manifest says how many lines each frame makes.
+int trains(const char *out) {
+	IpUdp ab = path(4, 1, 2);
+	add(train(ab, 0x11, 0xfffe, 5, 1024, 512), "train", "5"); // IDs and PSNs across 16 bits
+	add(train(path(6, 1, 2), 0x12, 40, 3, 256, 256), "train", "3");
+	add(train(ab, 0x13, 7, 3, 64, 64, true), "nottrain", "1");
+	add(packet(ab, hdr(op::rc + op::send_only, 0x11, 9), 100), "good", "1");
+	return write_pcap(out, nullptr);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+	if (argc == 3 && !strcmp(argv[1], "--trains"))
+		return trains(argv[2]);
 	if (argc < 2) {
-		fprintf(stderr, "usage: mkpcap OUT.pcap [CORPUS_DIR]\n");
+		fprintf(stderr, "usage: mkpcap OUT.pcap [CORPUS_DIR] | mkpcap --trains OUT.pcap\n");
 		return 2;
 	}
 	IpUdp ab = path(4, 1, 2), ba = path(4, 2, 1);
@@ -230,9 +277,14 @@ int main(int argc, char **argv) {
 	uint32_t wire = uint32_t(f.size());
 	f.resize(96);
 	add(f, "snaplen", "RC_RDMA_WRITE_MIDDLE", wire);
+	return write_pcap(argv[1], argc > 2 ? argv[2] : nullptr);
+}
 
+namespace {
+
+int write_pcap(const char *out, const char *corpus) {
 	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
-	pcap_dumper_t *d = pcap_dump_open(dead, argv[1]);
+	pcap_dumper_t *d = pcap_dump_open(dead, out);
 	if (!d) {
 		fprintf(stderr, "mkpcap: %s\n", pcap_geterr(dead));
 		return 1;
@@ -246,8 +298,8 @@ int main(int argc, char **argv) {
 		ph.len = fr.wirelen;
 		pcap_dump(reinterpret_cast<u_char *>(d), &ph, fr.bytes.data());
 		printf("%zu %s %s\n", i + 1, fr.kind.c_str(), fr.what.c_str());
-		if (argc > 2) {
-			std::string name = std::string(argv[2]) + "/frame" + std::to_string(i + 1);
+		if (corpus) {
+			std::string name = std::string(corpus) + "/frame" + std::to_string(i + 1);
 			if (FILE *c = fopen(name.c_str(), "wb")) {
 				// Fuzzer seed layout: [linktype selector][wire extra][frame].
 				fputc(0, c);
@@ -261,3 +313,5 @@ int main(int argc, char **argv) {
 	pcap_close(dead);
 	return 0;
 }
+
+} // namespace

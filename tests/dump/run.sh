@@ -188,6 +188,50 @@ check "live: --flows ends with the kernel drops" sh -c "tail -1 '$work/live.out'
 "$dump" -r "$work/t.pcap" 'udp and (' >/dev/null 2>&1
 check "bad BPF expression is an error" test $? -eq 2
 
+# Packet trains (sroce's UDP GSO, as a capture on veth sees them): one frame
+# is shown as the packets it segments into, each ICRC checked.
+"$top/build/dump/mkpcap" --trains "$work/tr.pcap" >"$work/tr.manifest"
+"$dump" -r "$work/tr.pcap" --tt >"$work/tr.text" 2>&1
+check "trains: one line per segment (5 + 3), the look-alike and the plain packet one each" \
+	test "$(wc -l <"$work/tr.text")" -eq "$(awk '{ s += $3 } END { print s }' "$work/tr.manifest")"
+check "trains: an IPv4 train of 5 across 16-bit PSNs, every segment's ICRC ok" sh -c \
+	"[ \$(grep -c 'qp 0x000011 psn 6553[4-8], payload [0-9]*, length [0-9]*, icrc ok, train [1-5]/5\$' '$work/tr.text') -eq 5 ] &&
+	 grep -q 'RC_SEND_LAST qp 0x000011 psn 65538, payload 512, .*train 5/5' '$work/tr.text'"
+check "trains: an IPv6 train of 3, every segment's ICRC ok" \
+	test "$(grep -c 'IP6 .*qp 0x000012 psn 4[0-2], payload 256, .*icrc ok, train [1-3]/3$' "$work/tr.text")" -eq 3
+check "trains: a frame whose second PSN does not follow is one packet, ICRC BAD" \
+	grep -q 'qp 0x000013 psn 7, payload 224, .*icrc BAD ([^)]*)$' "$work/tr.text"
+check "trains: --json marks the segments" python3 -c '
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1])]
+t = [(x["train_segment"], x["train_segments"]) for x in o if "train_segment" in x]
+assert t == [(k, 5) for k in range(1, 6)] + [(k, 3) for k in range(1, 4)], t
+assert all(x["icrc"] == "ok" for x in o if "train_segment" in x)
+' <("$dump" -r "$work/tr.pcap" --json)
+check "trains: --flows counts the segments, no gap" sh -c \
+	"'$dump' -r '$work/tr.pcap' --flows | grep -q '^flow 10.0.0.1 > 10.0.0.2 qp 0x000011: packets 6 .* gaps 0 '"
+"$dump" -r "$work/tr.pcap" -w "$work/trw.pcap" >/dev/null 2>&1
+check "trains: -w writes each train once" cmp <("$dump" -r "$work/trw.pcap" --tt) "$work/tr.text"
+"$dump" -r "$work/tr.pcap" --opcode RC_SEND_LAST -w "$work/trl.pcap" >/dev/null 2>&1
+check "trains: -w --opcode RC_SEND_LAST writes the two trains whose last packet it is" \
+	test "$(tshark -r "$work/trl.pcap" 2>/dev/null | wc -l):$("$dump" -r "$work/trl.pcap" --opcode RC_SEND_LAST | wc -l)" = 2:2
+check "trains: -c 2 stops within a train" test "$("$dump" -r "$work/tr.pcap" -c 2 | wc -l)" -eq 2
+# The live-device fuzzer (tests/vm/wire_fuzz.py) mutates a train's first
+# packet and tracks its last PSN.
+check "trains: wire_fuzz.py's Frame takes a train's first packet and its last PSN" python3 - "$work/tr.pcap" "$top/tests/vm" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+import wire_fuzz
+data = open(sys.argv[1], "rb").read()
+off, got = 24, []
+while off < len(data):
+    incl = struct.unpack("<IIII", data[off:off + 16])[2]
+    f = wire_fuzz.Frame(data[off + 16:off + 16 + incl])
+    got.append((f.psn, f.last_psn, len(f.ib)))
+    off += 16 + incl
+assert got == [(65534, 65538, 12 + 1024), (40, 42, 12 + 256), (7, 7, 236), (9, 9, 12 + 100)], got
+PY
+
 # -w writes a pcap tshark reads; reading it back gives the same lines.
 "$dump" -r "$work/t.pcap" --qpn 0x11 -w "$work/w.pcap" >"$work/w.out" 2>&1
 check "-w: nothing printed without --print" test ! -s "$work/w.out"

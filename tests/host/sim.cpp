@@ -357,6 +357,7 @@ void Sim::set_tap(std::function<void(const WirePacket &)> tap) { e_->tap = std::
 void Sim::set_filter(std::function<bool(const WirePacket &)> f) { e_->filter = std::move(f); }
 void Sim::set_event_handler(std::function<void(void *, int)> fn) { e_->on_event = std::move(fn); }
 void Sim::set_steer(std::function<bool(sroce_env_pkt *, void *)> fn) { e_->steer = std::move(fn); }
+void Sim::set_steer_qp(std::function<bool(sroce_env_pkt *, int, bool, void *)> fn) { e_->steer_qp = std::move(fn); }
 const std::vector<Event> &Sim::events() const { return e_->events; }
 void Sim::clear_events() { e_->events.clear(); }
 

@@ -126,6 +126,9 @@ public:
 	// sroce_env_rx_steer: true takes the packet (the test hands it back
 	// with sroce_core_rx_steered). Without one nothing is steered.
 	void set_steer(std::function<bool(sroce_env_pkt *pkt, void *cq_owner)> fn);
+	// sroce_env_rx_steer_qp: true takes the packet (the test hands it back
+	// with sroce_core_rx_steered or _rx_steer_drop). Without one, nothing.
+	void set_steer_qp(std::function<bool(sroce_env_pkt *pkt, int cpu, bool must_queue, void *token)> fn);
 
 	// Events raised through batches, in flush order.
 	void set_event_handler(std::function<void(void *owner, int kind)> fn);

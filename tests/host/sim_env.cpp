@@ -186,6 +186,10 @@ int sroce_env_rx_steer(sroce_env_pkt *pkt, void *cq_owner) {
 	return g_engine && g_engine->steer && g_engine->steer(pkt, cq_owner);
 }
 
+int sroce_env_rx_steer_qp(sroce_env_pkt *pkt, int cpu, int must_queue, void *token, const void *) {
+	return g_engine && g_engine->steer_qp && g_engine->steer_qp(pkt, cpu, must_queue != 0, token);
+}
+
 // The glue's batch holds SROCE_ENV_BATCH_EVENTS distinct events and drops
 // (with a warning) what does not fit: the same here, so a core entry point
 // that queues more fails its host test. Repeats are kept for the event log.

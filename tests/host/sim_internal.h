@@ -87,6 +87,7 @@ struct Engine {
 	std::function<bool(const WirePacket &)> filter;
 	std::function<void(void *, int)> on_event;
 	std::function<bool(sroce_env_pkt *, void *)> steer; // Sim::set_steer
+	std::function<bool(sroce_env_pkt *, int, bool, void *)> steer_qp; // Sim::set_steer_qp
 	std::vector<Event> events;
 
 	explicit Engine(uint64_t s);

@@ -121,6 +121,24 @@ template <class Pred> bool wait_for(Pred pred) {
 	return pred();
 }
 
+// A started poller with one polled context and no queue yet; stop() takes
+// the context away and stops it.
+struct PolledCtx {
+	SqPoller poller;
+	Page p;
+	SqPollCtx ctx;
+	explicit PolledCtx(uint64_t idle_ns) {
+		env_host::clear();
+		REQUIRE(!poller.start(idle_ns, "test_sqp").is_error());
+		ctx.flags = &p.page.flags;
+		poller.add_ctx(ctx);
+	}
+	void stop() {
+		poller.remove_ctx(ctx);
+		poller.stop();
+	}
+};
+
 // A started poller with one polled context and one send queue; the
 // destructor takes them away and stops it, as Qp::destroy and close() do.
 struct OnePolledSq {

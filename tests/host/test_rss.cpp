@@ -212,7 +212,7 @@ TEST_CASE("rss: a WQ's message steered to its CQ's CPU before its ICRC check is 
 	std::map<sroce_env_pkt *, void *> owner_of;
 	for (auto &t : taken) {
 		owner_of[t.first] = t.second;
-		f.sim().call([&](sroce_env_batch *bt) { sroce_core_rx_steered(b.dev, t.first, bt); });
+		f.sim().call([&](sroce_env_batch *bt) { sroce_core_rx_steered(b.dev, t.first, nullptr, bt); });
 	}
 	auto got = drain(f, s, 15);
 	REQUIRE(got.size() == 15);

@@ -101,6 +101,43 @@ void wait_asleep(sroce_core_dev *dev, sroce_core_sq_poll_stats &st) {
 
 } // namespace
 
+// sq_poll=auto (sq_poller.h, sq_poll_auto): a poller only where it gets a
+// CPU of its own. Before auto, any non-zero mode started one.
+TEST_CASE("sq_poll: auto starts a poller only where it gets a CPU of its own; Y and N force it", "[sq_poller]") {
+	struct {
+		int mode;
+		unsigned int online, named, pollers;
+		int running;
+	} cases[] = {
+		{SROCE_SQ_POLL_AUTO, 2, 0, 0, 0},  // the test VMs: doorbell mode
+		{SROCE_SQ_POLL_AUTO, 1, 0, 0, 0},
+		{SROCE_SQ_POLL_AUTO, 2, 1, 0, 1},  // sq_poll_cpus=1
+		{SROCE_SQ_POLL_AUTO, 3, 0, 0, 1},
+		{SROCE_SQ_POLL_AUTO, 4, 0, 1, 1},
+		{SROCE_SQ_POLL_AUTO, 4, 0, 2, 0},  // two pollers already
+		{SROCE_SQ_POLL_AUTO, 64, 2, 1, 1}, // one poller per named CPU
+		{SROCE_SQ_POLL_AUTO, 64, 2, 2, 0},
+		{SROCE_SQ_POLL_OFF, 64, 8, 0, 0},
+		{SROCE_SQ_POLL_ON, 1, 0, 3, 1},
+	};
+	for (const auto &c : cases) {
+		CAPTURE(c.mode, c.online, c.named, c.pollers);
+		sroce_core_dev_init init{};
+		init.netdev_mtu = 1500;
+		init.sq_poll = c.mode;
+		init.online_cpus = c.online;
+		init.poll_cpus = c.named;
+		init.pollers = c.pollers;
+		init.sq_idle_us = 100;
+		sroce_core_dev *dev = nullptr;
+		REQUIRE(sroce_core_dev_create(&init, &dev) == 0);
+		sroce_core_sq_poll_stats st{};
+		sroce_core_dev_sq_poll(dev, &st);
+		CHECK(st.running == c.running);
+		sroce_core_dev_destroy(dev);
+	}
+}
+
 TEST_CASE("SQ poller on a device: polled contexts' QPs are scanned, NO_SQ_POLL contexts ring", "[sq_poller][threads]") {
 	env_host::clear();
 	long base = env_host::live_allocations();

@@ -367,3 +367,23 @@ TEST_CASE("responder: a malformed receive WQE completes in error and the QP goes
 		CHECK(fatal == 1);
 	}
 }
+
+TEST_CASE("requester: a send WQE with a flag the kernel does not know completes with LOC_QP_OP_ERR",
+	  "[transport][review][wqe]") {
+	Fixture f(34);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &src = f.buffer(a, 4096, all_access);
+	REQUIRE(f.post_recv(qb, 9, {}) == 0);
+	std::vector<std::string> seen;
+	tap_names(f, a.id, seen);
+	auto w = wqe(1, ib::wr_send, 1, SROCE_WQE_SIGNALED | 0x80);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 64)}) == 0);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].wr_id == 1);
+	CHECK(ca[0].status == ib::wc_loc_qp_op_err);
+	CHECK(seen.empty()); // never sent
+	CHECK(Fixture::query(qa).qp_state == ib::qps_err);
+}

@@ -6,10 +6,12 @@
  * exports in the namespace SROCE_SELFTEST. Read <debugfs>/sroce_selftest/glue
  * to run them (main.c).
  */
+#include <linux/completion.h>
 #include <linux/crc32.h>
 #include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include "sroce.h"
 #include "selftest.h"
@@ -154,7 +156,7 @@ static void st_packets(struct st_ctx *ctx)
 struct st_objs {
 	struct sroce_dev *sdev;
 	struct sroce_cq cq[SROCE_BATCH_EVENTS];
-	struct ib_qp qp;
+	struct sroce_qp qp; /* its events are counted in flight (batch.c) */
 	struct ib_srq srq;
 	atomic_t nlog;
 	struct { void *obj; int kind; void *ctx; } log[ST_LOG];
@@ -205,8 +207,8 @@ static struct st_objs *st_objs_new(void)
 		o->cq[i].ibcq.cq_context = o;
 		sroce_cq_vec_init(&o->cq[i], 0);
 	}
-	o->qp.event_handler = st_event;
-	o->qp.qp_context = o;
+	o->qp.ibqp.event_handler = st_event;
+	o->qp.ibqp.qp_context = o;
 	o->srq.event_handler = st_event;
 	o->srq.srq_context = o;
 	return o;
@@ -244,13 +246,51 @@ static bool st_logged(struct st_objs *o, int i, void *obj, int kind)
 	return o->log[i].obj == obj && o->log[i].kind == kind && o->log[i].ctx == o;
 }
 
+/* A batch on another context that holds a QP event for a while: the QP's
+ * destroy (sroce_qp_wait_events) must not return before its flush. */
+struct st_late_flush {
+	struct work_struct work;
+	struct st_objs *o;
+	struct completion queued;
+};
+
+static void st_late_flush_fn(struct work_struct *work)
+{
+	struct st_late_flush *l = container_of(work, struct st_late_flush, work);
+	struct sroce_env_batch b;
+
+	sroce_batch_init(&b);
+	sroce_env_event(&b, &l->o->qp.ibqp, IB_EVENT_QP_FATAL);
+	complete(&l->queued);
+	mdelay(50);
+	sroce_batch_flush(NULL, &b);
+}
+
+static void st_qp_wait_events(struct st_ctx *ctx, struct st_objs *o)
+{
+	struct st_late_flush l = { .o = o };
+	int n;
+
+	atomic_set(&o->nlog, 0);
+	INIT_WORK_ONSTACK(&l.work, st_late_flush_fn);
+	init_completion(&l.queued);
+	schedule_work(&l.work);
+	wait_for_completion(&l.queued);
+	sroce_qp_wait_events(&o->qp);
+	n = atomic_read(&o->nlog);
+	ST_CHECK(ctx, "qp_destroy_waits_for_its_events_in_flight",
+		 n == 1 && st_logged(o, 0, &o->qp.ibqp, IB_EVENT_QP_FATAL), "%d handler calls when it returned", n);
+	flush_work(&l.work);
+	destroy_work_on_stack(&l.work);
+}
+
 static void st_events(struct st_ctx *ctx)
 {
 	struct st_objs *o = st_objs_new();
 	struct ib_cq *cq;
 	struct sroce_env_batch b;
 	bool all;
-	int i, n;
+	int i, n, inflight;
 
 	if (!o) {
 		ST_CHECK(ctx, "events", false, "no memory");
@@ -261,22 +301,26 @@ static void st_events(struct st_ctx *ctx)
 	st_cqs_here(o);
 	sroce_batch_init(&b);
 	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
-	sroce_env_event(&b, &o->qp, IB_EVENT_QP_FATAL);
+	sroce_env_event(&b, &o->qp.ibqp, IB_EVENT_QP_FATAL);
 	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
-	sroce_env_event(&b, &o->qp, IB_EVENT_COMM_EST);
+	sroce_env_event(&b, &o->qp.ibqp, IB_EVENT_COMM_EST);
 	sroce_env_event(&b, &o->srq, IB_EVENT_SRQ_LIMIT_REACHED);
-	sroce_env_event(&b, &o->qp, IB_EVENT_QP_FATAL);
+	sroce_env_event(&b, &o->qp.ibqp, IB_EVENT_QP_FATAL);
 	sroce_env_event(&b, cq, IB_EVENT_CQ_ERR);
 	sroce_env_event(&b, cq, SROCE_ENV_EVENT_COMP);
 	n = atomic_read(&o->nlog);
+	inflight = atomic_read(&o->qp.events_inflight);
 	sroce_batch_flush(NULL, &b);
 	preempt_enable();
 	ST_CHECK(ctx, "events_wait_for_flush", n == 0, "%d handler calls before the flush", n);
+	ST_CHECK(ctx, "qp_events_in_flight_until_raised",
+		 inflight == 2 && atomic_read(&o->qp.events_inflight) == 0, "%d before the flush, %d after",
+		 inflight, atomic_read(&o->qp.events_inflight));
 	n = atomic_read(&o->nlog);
 	ST_CHECK(ctx, "events_deduped_in_order_to_their_owners",
 		 n == 5 && st_logged(o, 0, cq, SROCE_ENV_EVENT_COMP) &&
-			 st_logged(o, 1, &o->qp, IB_EVENT_QP_FATAL) &&
-			 st_logged(o, 2, &o->qp, IB_EVENT_COMM_EST) &&
+			 st_logged(o, 1, &o->qp.ibqp, IB_EVENT_QP_FATAL) &&
+			 st_logged(o, 2, &o->qp.ibqp, IB_EVENT_COMM_EST) &&
 			 st_logged(o, 3, &o->srq, IB_EVENT_SRQ_LIMIT_REACHED) &&
 			 st_logged(o, 4, cq, IB_EVENT_CQ_ERR),
 		 "%d calls", n);
@@ -297,6 +341,7 @@ static void st_events(struct st_ctx *ctx)
 	for (i = 0; all && i < SROCE_BATCH_EVENTS; i++)
 		all = st_logged(o, i, &o->cq[i].ibcq, SROCE_ENV_EVENT_COMP);
 	ST_CHECK(ctx, "events_full_batch", all, "%d calls", n);
+	st_qp_wait_events(ctx, o);
 	st_objs_free(o);
 }
 
@@ -319,7 +364,7 @@ static void st_timer_cb(void *arg, struct sroce_env_batch *b)
 		a->wrong_context = true;
 	/* A QP event: delivered in the flush, one per run (a CQ's may run
 	 * later on its vector's CPU, two pending as one). */
-	sroce_env_event(b, &a->o->qp, IB_EVENT_COMM_EST);
+	sroce_env_event(b, &a->o->qp.ibqp, IB_EVENT_COMM_EST);
 	if (atomic_inc_return(&a->runs) <= a->rearm)
 		sroce_env_timer_arm(a->timer, 1000000);
 }
@@ -330,7 +375,7 @@ static void st_work_cb(void *arg, struct sroce_env_batch *b)
 
 	if (in_interrupt())
 		a->wrong_context = true;
-	sroce_env_event(b, &a->o->qp, IB_EVENT_COMM_EST);
+	sroce_env_event(b, &a->o->qp.ibqp, IB_EVENT_COMM_EST);
 	if (atomic_inc_return(&a->runs) <= a->rearm)
 		sroce_env_work_queue(a->work); /* while running: runs once more */
 }
@@ -460,4 +505,5 @@ void st_glue(struct st_ctx *ctx)
 	st_packets(ctx);
 	st_events(ctx);
 	st_async(ctx);
+	st_train(ctx);
 }

@@ -7,7 +7,8 @@
  *
  *   <debugfs>/sroce_selftest/glue      read: runs the tests of the glue's
  *                                      packets, batches, timers, work and
- *                                      CRC-32 (glue.c), one "ok NAME" or
+ *                                      CRC-32 (glue.c) and packet trains
+ *                                      (train.c), one "ok NAME" or
  *                                      "FAIL NAME: why" line each, then
  *                                      "passed N failed N"
  *   <debugfs>/sroce_selftest/ud_send   write "IBDEV SRC DST COUNT DESTQP

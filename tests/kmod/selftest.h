@@ -27,6 +27,9 @@ struct st_ctx {
 /* glue.c: the tests of sroce.ko's packets, batches, timers, work and CRC. */
 void st_glue(struct st_ctx *ctx);
 
+/* train.c: packet trains (kmod/linux/train.c) against the kernel's GSO. */
+void st_train(struct st_ctx *ctx);
+
 /* ud.c: the arguments written to ud_send (IBDEV first), to ud_drain (IBDEV). */
 int st_ud_send(const char *args);
 int st_ud_drain(const char *args);

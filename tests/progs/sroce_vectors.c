@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * sroce_vectors DEV NVEC [MOVES] [CQ_VECTOR]: completion vectors (seed
+ * sroce_vectors DEV NVEC [MOVES] [CQ_VECTOR] [rx]: completion vectors (seed
  * 002-C, Documentation/rss.md). NVEC is the number of vectors DEV must
  * have (the CPUs online when it was added). Checks the handler ids of
  * srocedv_modify_cq_vector/srocedv_query_cq_vector and their bad inputs,
- * then streams SENDs over an RC pair on DEV into a CQ with a completion
- * channel, starting on CQ_VECTOR (default 0), while a thread moves the CQ
- * between vectors MOVES times (default 1000): every message arrives once
+ * and srocedv_modify_qp_rx_cpu's (receive steering, transport.md), then
+ * streams SENDs over an RC pair on DEV into a CQ with a completion channel,
+ * starting on CQ_VECTOR (default 0), while a thread moves the CQ between
+ * vectors MOVES times (default 1000), or with `rx` the receiving QP's
+ * receive CPU between the CPUs and its owner's: every message arrives once
  * and in order, and no event is lost (the receiver sleeps on the channel
  * only, so a lost event is a 10 s stall and a failure).
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -27,6 +31,7 @@ static struct ibv_comp_channel *chan;
 static struct ibv_mr *smr, *rmr;
 static char sbuf[DEPTH][MSG], rbuf[DEPTH][MSG];
 static unsigned int nvec, moves_wanted = 1000;
+static int move_rx_cpu; /* the mover moves the QP's receive CPU, not the CQ */
 static atomic_uint moves_done;
 static atomic_ulong sent_total;  /* final count, once the sender is done */
 static atomic_ulong posted;      /* SENDs posted so far */
@@ -78,13 +83,65 @@ static void check_handler_ids(struct ibv_context *ctx)
 	ibv_destroy_cq(cq);
 }
 
+static int query_rx_cpu(struct ibv_qp *qp)
+{
+	int cpu = -100;
+	int err = srocedv_query_qp_rx_cpu(qp, &cpu);
+
+	return err ? -100 - err : cpu;
+}
+
+/* srocedv_modify_qp_rx_cpu on a fresh RC QP and a UD one (the CPUs: NVEC). */
+static void check_rx_cpus(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+						.max_recv_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia), *ud;
+
+	if (!qp) {
+		CHECK(0, "an RC QP: %s", strerror(errno));
+		return;
+	}
+	CHECK(query_rx_cpu(qp) == SROCEDV_QP_RX_CPU_OWNER, "a new QP follows its owner (%d)", query_rx_cpu(qp));
+	/* CPU 0: always online (71 runs this with CPU 1 offline). */
+	CHECK(srocedv_modify_qp_rx_cpu(qp, 0) == 0 && query_rx_cpu(qp) == 0, "fixed to CPU 0: %d", query_rx_cpu(qp));
+	CHECK_ERR(srocedv_modify_qp_rx_cpu(qp, 4096), EINVAL, "CPU 4096");
+	CHECK_ERR(srocedv_modify_qp_rx_cpu(qp, -2), EINVAL, "CPU -2");
+	CHECK(query_rx_cpu(qp) == 0, "a refused change changes nothing");
+	CHECK(srocedv_modify_qp_rx_cpu(qp, SROCEDV_QP_RX_CPU_OWNER) == 0 &&
+		      query_rx_cpu(qp) == SROCEDV_QP_RX_CPU_OWNER,
+	      "given back to the owner: %d", query_rx_cpu(qp));
+	if (nvec >= 2) { /* a process confined by a cpuset keeps its receive work too */
+		cpu_set_t all, only0;
+
+		CPU_ZERO(&only0);
+		CPU_SET(0, &only0);
+		if (!sched_getaffinity(0, sizeof(all), &all) && !sched_setaffinity(0, sizeof(only0), &only0)) {
+			CHECK_ERR(srocedv_modify_qp_rx_cpu(qp, 1), EINVAL, "CPU 1 from a process allowed only CPU 0");
+			sched_setaffinity(0, sizeof(all), &all);
+		}
+	}
+	CHECK_ERR(srocedv_modify_qp_rx_cpu(NULL, 0), EINVAL, "a NULL QP");
+	CHECK_ERR(srocedv_query_qp_rx_cpu(qp, NULL), EINVAL, "query into NULL");
+	ibv_destroy_qp(qp);
+	ia.qp_type = IBV_QPT_UD;
+	ud = ibv_create_qp(pd, &ia);
+	if (ud) {
+		CHECK_ERR(srocedv_modify_qp_rx_cpu(ud, 0), EOPNOTSUPP, "a UD QP");
+		ibv_destroy_qp(ud);
+	}
+}
+
 static void *mover(void *arg)
 {
 	unsigned int i;
 
 	(void)arg;
 	for (i = 0; i < moves_wanted && !atomic_load(&receiver_done); i++) {
-		int err = srocedv_modify_cq_vector(rcv.cq, SROCEDV_CQ_VECTOR(i % nvec));
+		/* rx: CPU 0, 1, ..., then back to the owner's, round and round. */
+		int err = move_rx_cpu ? srocedv_modify_qp_rx_cpu(rcv.qp, (int)(i % (nvec + 1)) - 1)
+				      : srocedv_modify_cq_vector(rcv.cq, SROCEDV_CQ_VECTOR(i % nvec));
 
 		if (err) {
 			mover_err = err;
@@ -202,8 +259,8 @@ static void stream(void)
 	pthread_join(st, NULL);
 	CHECK(!sender_err && !mover_err, "sender and mover ran without errors (%s, %s)", strerror(sender_err),
 	      strerror(mover_err));
-	CHECK(atomic_load(&moves_done) == moves_wanted, "%u of %u moves between %u vectors during the stream",
-	      atomic_load(&moves_done), moves_wanted, nvec);
+	CHECK(atomic_load(&moves_done) == moves_wanted, "%u of %u moves between %u %s during the stream",
+	      atomic_load(&moves_done), moves_wanted, nvec, move_rx_cpu ? "receive CPUs" : "vectors");
 	CHECK(!stalled, "no event lost: the receiver never waited 10 s");
 	CHECK(expect == atomic_load(&sent_total) && !dup_or_gap && !bad,
 	      "%lu of %lu messages, once each and in order (%lu out of order, %lu errors), in %lu events", expect,
@@ -215,7 +272,7 @@ int main(int argc, char **argv)
 	unsigned int start = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s DEV NVEC [MOVES] [CQ_VECTOR]\n", argv[0]);
+		fprintf(stderr, "usage: %s DEV NVEC [MOVES] [CQ_VECTOR] [rx]\n", argv[0]);
 		return 2;
 	}
 	nvec = (unsigned int)atoi(argv[2]);
@@ -223,6 +280,7 @@ int main(int argc, char **argv)
 		moves_wanted = (unsigned int)atoi(argv[3]);
 	if (argc > 4)
 		start = (unsigned int)atoi(argv[4]);
+	move_rx_cpu = argc > 5 && !strcmp(argv[5], "rx");
 	if (!nvec || open_with_gid(argv[1], &rcv.ctx, &rcv.pd, &rcv.gid, &rcv.gid_idx))
 		return 1;
 	snd = rcv;
@@ -237,6 +295,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "setup: %s\n", strerror(errno));
 		return 1;
 	}
+	check_rx_cpus(rcv.pd, snd.cq);
 	struct ibv_qp_init_attr ia = { .send_cq = snd.cq, .recv_cq = rcv.cq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
 						.max_send_sge = 1, .max_recv_sge = 1 } };

@@ -26,12 +26,14 @@ hold_then() {
 }
 
 make_veth veth0 veth1
-modprobe sroce
+# With the pollers (sq_poll=Y: auto starts none on 2 vCPUs), so that a
+# removal also takes the open contexts off their device's poller.
+modprobe sroce sq_poll=Y
 rdma link add sroce0 type sroce netdev veth0
 hold_then "rmmod" rmmod sroce
 check "module unloaded" sh -c '! grep -q "^sroce " /proc/modules'
 
-modprobe sroce
+modprobe sroce sq_poll=Y
 rdma link add sroce0 type sroce netdev veth0
 hold_then "rdma link delete" rdma link delete sroce0
 
@@ -42,7 +44,7 @@ check "rmmod after netdev removal" rmmod sroce
 # Several devices and contexts, then rmmod at once.
 make_veth veth0 veth1
 make_veth veth2 veth3
-modprobe sroce
+modprobe sroce sq_poll=Y
 rdma link add sroce0 type sroce netdev veth0
 rdma link add sroce1 type sroce netdev veth2
 check "rmmod with two devices attached" rmmod sroce

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The SQ poller (Documentation/sq-poller.md), between two namespaces:
-#  - the poller is on by default; with the pollers on CPU 1 and the tools
+#  - sq_poll=auto, the default, polls only where a poller gets a CPU of
+#    its own (not on these 2 vCPUs, unless sq_poll_cpus names one); Y and
+#    N force it; with the pollers on CPU 1 and the tools
 #    on CPU 0, strace -f -c of an ib_write_bw and an ib_send_bw client
 #    shows a small constant of write() calls, not one per post;
 #  - a poller whose CPU another task wants dozes instead of spinning;
@@ -101,13 +103,51 @@ few_writes() { [ "$writes" -lt $((ITERS / 10)) ]; }
 writes_within_acks() { [ "$writes" -le $((acks + tool_writes + 10)) ]; }
 one_write_per_post() { [ "$writes" -ge $((ITERS * 9 / 10)) ]; }
 
-log "-- sq_poll=1 (the default)"
+two_pollers() { [ -n "$(pgrep -x sqpoll/veth-h1)" ] && [ -n "$(pgrep -x sqpoll/veth-h2)" ]; }
+log "-- sq_poll=auto (the default)"
+# A poller only where it gets a CPU of its own (sq_poller.h, sq_poll_auto):
+# CPUs named in sq_poll_cpus, or one per poller and two more for the
+# application. This VM has 2 vCPUs: doorbell mode.
+ncpu=$(getconf _NPROCESSORS_ONLN) klog0=$(dmesg | wc -l)
 check "modprobe sroce, two devices" up
-check "sq_poll defaults to Y" grep -qx Y /sys/module/sroce/parameters/sq_poll
-check "a poller thread per device by default" sh -c "[ -n \"\$(pgrep -x sqpoll/veth-h1)\" ] && [ -n \"\$(pgrep -x sqpoll/veth-h2)\" ]"
+check "sq_poll defaults to auto" grep -qx auto /sys/module/sroce/parameters/sq_poll
+out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
+if [ "$ncpu" -le 2 ]; then
+	check "auto on $ncpu CPUs: no poller thread" sh -c "! pgrep sqpoll/"
+	check "auto on $ncpu CPUs: srocedv_query_device says doorbell mode" grep -qx "sq_poll 0" <<<"$out"
+else
+	check "auto on $ncpu CPUs: the first device polls" test -n "$(pgrep -x sqpoll/veth-h1)"
+fi
+check "the kernel log says what auto chose and why" \
+	sh -c "dmesg | tail -n +$((klog0 + 1)) | grep -q 'sroce: veth-h2: sq_poll=auto: .*($ncpu CPUs online, 0 named by sq_poll_cpus'"
 check "rdma link delete, rmmod" down
-check "modprobe sroce sq_idle_us=20000 sq_poll_cpus=1, two devices" up sq_idle_us=20000 sq_poll_cpus=1
-check "a poller thread per device" sh -c "[ -n \"\$(pgrep -x sqpoll/veth-h1)\" ] && [ -n \"\$(pgrep -x sqpoll/veth-h2)\" ]"
+check "modprobe sroce sq_poll=Y, two devices" up sq_poll=Y
+check "sq_poll=Y reads back Y" grep -qx Y /sys/module/sroce/parameters/sq_poll
+check "sq_poll=Y: a poller thread per device" two_pollers
+check "rdma link delete, rmmod" down
+# up_reads PARAM VALUE: up with PARAM, and sq_poll then reads back VALUE.
+up_reads() { up "$1" && grep -qx "$2" /sys/module/sroce/parameters/sq_poll; }
+check "modprobe sroce sq_poll=auto reads back auto" up_reads sq_poll=auto auto
+# Written at run time (for devices added later): Y, N, auto, 1, 0 read
+# back as Y, N or auto; a bad value is refused and changes nothing.
+param=/sys/module/sroce/parameters/sq_poll
+sq_write() { echo "$1" >$param && [ "$(cat $param)" = "$2" ]; }
+sq_cycle() { sq_write Y Y && sq_write 0 N && sq_write auto auto && sq_write 1 Y && sq_write N N; }
+sq_refused() { ! (echo maybe >$param) 2>/dev/null && [ "$(cat $param)" = N ]; }
+check "sysfs: Y, 0, auto, 1, N read back as Y, N, auto, Y, N" sq_cycle
+check "sysfs: 'maybe' refused, the value unchanged" sq_refused
+echo auto >$param
+check "rdma link delete, rmmod" down
+check "modprobe refuses sq_poll=maybe" sh -c '! modprobe -C /dev/null sroce sq_poll=maybe 2>/dev/null && ! lsmod | grep -q "^sroce "'
+check "a bare sq_poll means Y, as for the bool it was" up_reads sq_poll Y
+check "rdma link delete, rmmod" down
+# auto with sq_poll_cpus: one poller per named CPU, the first device's.
+check "modprobe sroce sq_poll_cpus=1, two devices" up sq_poll_cpus=1
+check "auto with one CPU named: the first device polls, the second rings" \
+	sh -c '[ -n "$(pgrep -x sqpoll/veth-h1)" ] && [ -z "$(pgrep -x sqpoll/veth-h2)" ]'
+check "rdma link delete, rmmod" down
+check "modprobe sroce sq_poll=Y sq_idle_us=20000 sq_poll_cpus=1, two devices" up sq_poll=Y sq_idle_us=20000 sq_poll_cpus=1
+check "a poller thread per device" two_pollers
 check "veth receive processing on CPU 0 (RPS)" rps_to_cpu0
 out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
 check "srocedv_query_device: polling active" grep -qx "sq_poll 1" <<<"$out"
@@ -149,7 +189,7 @@ check "the poller dozed while its CPU was wanted" test "$(sq_poll_stat sroce1 do
 kill $hog
 wait $hog 2>/dev/null
 check "rdma link delete, rmmod" down
-check "modprobe sroce (sq_idle_us 2000), two devices" up
+check "modprobe sroce sq_poll=Y (sq_idle_us 2000), two devices" up sq_poll=Y
 
 # Bursts and idle gaps around sq_idle_us (2000 us): 0-6 ms between bursts.
 check "bursts with gaps of 0-6 ms (sq_idle_us 2000)" \

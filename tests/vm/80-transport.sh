@@ -40,14 +40,7 @@ host_pair "udaddy" udaddy -b 10.0.8.1 -- udaddy -s 10.0.8.1 -b 10.0.8.2
 # ~50 packets/s, behind the busy-polling client on the same vCPU, and held
 # READ responses for 10-13 s, longer than 7 retries of 1 s (captured on
 # both veths, 2026-11-29; Documentation/status.md).
-pt() { # pt NAME TOOL ARGS
-	local what=$1 tool=$2 u
-	u=$(ack_timeout 18)
-	shift 2
-	port=$((port + 1))
-	host_pair "$what" "$tool" -d sroce1 -x "$g1" -F -u "$u" -p $port "$@" -- \
-		"$tool" -d sroce2 -x "$g2" -F -u "$u" -p $port "$@" 10.0.8.1
-}
+pt() { host_perftest 8 "$@"; } # pt NAME TOOL ARGS
 for t in ib_send_bw ib_write_bw ib_read_bw; do
 	pt "$t -a" $t -a -n 5
 	pt "$t -a -R" $t -a -n 5 -R

@@ -7,6 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 
 check "rxe0 on veth-r, sroce2 on veth-s in h2, with their IPv4 GIDs" rxe_and_sroce 7
+# With packet trains (off by default): rxe must take them, below.
+echo Y >/sys/module/sroce/parameters/trains
 modprobe rdma_ucm
 
 # both NAME SERVER_CMD -- CLIENT_CMD, with @DEV@/@GID@/@PEER@ filled per side:
@@ -113,6 +115,10 @@ check "  ATOMIC WRITE $want on RC ($(uname -r))" grep -q "ATOMIC WRITE $want" /t
 [ "$want" = posted ] && check "ATOMIC WRITE from rxe0 (librxe's wr_atomic_write) to sroce2, every completion and byte" \
 	timeout 300 "$PROGS/sroce_atomic_write_peer" rxe0 sroce2 1000 85
 
+# veth carries sroce's packet trains (train.c) whole to init_net, whose UDP
+# layer segments them for rxe: the transfers above took them.
+trains=$(sroce_counts sroce2 | awk '$1 == "tx_trains" { print $2 }')
+check "rxe received sroce's packet trains (sroce2 tx_trains $trains)" test "${trains:-0}" -gt 0
 check "sroce2: nothing left alive" wait_until 20 counts_zero sroce2
 ip netns del h2
 rdma link delete rxe0 2>/dev/null # gone with its veth already, usually

@@ -291,6 +291,19 @@ host_pair() {
 	fi
 }
 
+# host_perftest NET NAME TOOL ARGS: a perftest TOOL between sroce1 (the
+# server, h1 at 10.0.NET.1) and sroce2 (of two_hosts and sroce_on_hosts), on
+# the next $port, with an ACK timeout of 18 (ack_timeout: longer on the
+# debug kernel).
+host_perftest() {
+	local net=$1 what=$2 tool=$3 u
+	u=$(ack_timeout 18)
+	shift 3
+	port=$((port + 1))
+	host_pair "$what" "$tool" -d sroce1 -x "$g1" -F -u "$u" -p $port "$@" -- \
+		"$tool" -d sroce2 -x "$g2" -F -u "$u" -p $port "$@" "10.0.$net.1"
+}
+
 # host_pp NAME PROG ARGS: an rdma-core ping-pong with data checks between
 # sroce1 and sroce2 (two_hosts 8 and sroce_on_hosts 8: $g1, $g2), on the
 # next $port.

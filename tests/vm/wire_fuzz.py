@@ -93,6 +93,18 @@ def netns_socket(ns, *args):
     return s
 
 
+def train_segment_len(ib, psn):
+    """The length of a train's packets, if the UDP payload ib is a train:
+    the first offset where a BTH of the same P_Key and QP carries PSN + 1
+    (as sroce-dump's split_train finds it, without its ICRC check); 0 if
+    none."""
+    want = ib[2:4], ib[5:8], struct.pack("!I", (psn + 1) & PSN_MASK)[1:]
+    for p in range(16, len(ib) - 15, 4):
+        if (ib[p + 2:p + 4], ib[p + 5:p + 8], ib[p + 9:p + 12]) == want:
+            return p
+    return 0
+
+
 def psn_diff(a, b):
     d = (a - b) & PSN_MASK
     return d - (1 << 24) if d & 0x800000 else d
@@ -136,10 +148,16 @@ class Frame:
         if dport != ROCE_PORT or ulen < 8 + 12 + 4:
             raise ValueError
         ib = raw[udp + 8:udp + ulen]
-        self.ib = ib[:-4]  # without the ICRC
         self.opcode = ib[0]
         self.qpn = struct.unpack("!I", ib[4:8])[0] & PSN_MASK
         self.psn = struct.unpack("!I", ib[8:12])[0] & PSN_MASK
+        # A packet train (sroce's UDP GSO, kmod/linux/train.c, as the
+        # capture sees it before segmentation): equal packets of one QP
+        # with PSNs psn, psn + 1, ...; the fuzzer takes its first packet,
+        # and its last PSN for the estimates.
+        seg = train_segment_len(ib, self.psn)
+        self.last_psn = (self.psn + (len(ib) + seg - 1) // seg - 1) & PSN_MASK if seg else self.psn
+        self.ib = (ib[:seg] if seg else ib)[:-4]  # without the ICRC
 
 
 def icrc(f, iphdr, udphdr, ib):
@@ -276,8 +294,8 @@ class Fuzzer:
                 continue
             if f.opcode not in RESP_OPS and f.qpn != 1:
                 k = (f.src, f.dst)
-                if k not in self.latest or psn_diff(f.psn, self.latest[k]) > 0:
-                    self.latest[k] = f.psn
+                if k not in self.latest or psn_diff(f.last_psn, self.latest[k]) > 0:
+                    self.latest[k] = f.last_psn
             pool = self.frames[c]
             if len(pool) < 4000:
                 pool.append(f)

@@ -236,6 +236,18 @@ int srocedv_modify_cq_vector(struct ibv_cq *cq, uint32_t hid);
 /* The handler id of cq's vector now, in *hid. Returns 0 or an errno value. */
 int srocedv_query_cq_vector(struct ibv_cq *cq, uint32_t *hid);
 
+/* Receive steering (Documentation/transport.md, "Receive steering"): the
+ * packets of a user RC or UC QP are received on the CPU its owner last
+ * posted from. srocedv_modify_qp_rx_cpu fixes that CPU instead, or with
+ * SROCEDV_QP_RX_CPU_OWNER gives it back to the owner's moves. Returns 0 or
+ * an errno value: EINVAL for a CPU not online or one the calling thread may
+ * not run on, EOPNOTSUPP for another QP
+ * type, a QP of another provider or a kernel without the method. */
+#define SROCEDV_QP_RX_CPU_OWNER (-1)
+int srocedv_modify_qp_rx_cpu(struct ibv_qp *qp, int cpu);
+/* The fixed CPU, or SROCEDV_QP_RX_CPU_OWNER, in *cpu. */
+int srocedv_query_qp_rx_cpu(struct ibv_qp *qp, int *cpu);
+
 /*
  * The seed's consecutive-QPN form of RSS (002-B; Documentation/rss.md):
  * 2^log2 child UD QPs with consecutive QP numbers, the first a multiple of
