@@ -173,22 +173,14 @@ ktl::Result<void> MemoryKeyTable::remove(Mr &mr) {
 	return {};
 }
 
-ktl::Result<ktl::RefPtr<Mr>> MemoryKeyTable::lookup(u32 key, u32 pdn, u64 addr, u64 len,
-						     u32 need) const {
-	ktl::RefPtr<Mr> mr;
-	{
-		ktl::Guard g(lock_);
-		const Entry *e = entry_locked(index_of(key));
-		if (!e || !e->mr || e->state != State::valid || e->key != key)
-			return Error::from_errno(err::inval);
-		// Checked under the lock: a fast-registration MR's rights and
-		// bounds change with REG_MR, which takes it.
-		TRY(e->mr->check(pdn, addr, len, need));
-		// Safe under the lock: the MR's owner holds a reference until
-		// close() has taken it out of the table.
-		mr = ktl::RefPtr<Mr>(e->mr);
-	}
-	return mr;
+ktl::Result<KeyRef> MemoryKeyTable::mr_ref_locked(const Entry &e, u32 pdn, u64 addr, u64 len,
+						 u32 need) const {
+	// Checked under the lock: a fast-registration MR's rights and bounds
+	// change with REG_MR, which takes it.
+	TRY(e.mr->check(pdn, addr, len, need));
+	// Safe under the lock: the MR's owner holds a reference until close()
+	// has taken it out of the table.
+	return KeyRef{ktl::RefPtr<Mr>(e.mr), nullptr, addr};
 }
 
 } // namespace sroce

@@ -133,11 +133,18 @@ private:
 	static constexpr u32 chunk_size = 1u << chunk_shift;
 
 	Entry *entry_locked(u32 index) const;
+	// The entry key names, if the key is its current one and valid.
+	const Entry *valid_entry_locked(u32 key) const {
+		const Entry *e = entry_locked(index_of(key));
+		return e && e->state == State::valid && e->key == key ? e : nullptr;
+	}
 	ktl::Result<void> ensure_chunk(u32 index);
 	ktl::Result<u32> take_index(bool user);
 	Entry *take_entry_locked(u32 index);
 	template <typename T> ktl::Result<u32> insert_object(T &obj, T *Entry::*slot, bool user);
-	ktl::Result<ktl::RefPtr<Mr>> lookup(u32 key, u32 pdn, u64 addr, u64 len, u32 need) const;
+	// e is a valid MR entry: its checks and a reference, in the caller's
+	// critical section (one lock per lookup, window or MR).
+	ktl::Result<KeyRef> mr_ref_locked(const Entry &e, u32 pdn, u64 addr, u64 len, u32 need) const;
 	ktl::Result<KeyRef> window_ref_locked(const Mw &mw, u64 addr, u64 len, u32 need_local) const;
 	// Ends mw's binding (MR or layout, uncounted there); what it held goes
 	// into *mr and *layout, to be let go outside the lock.

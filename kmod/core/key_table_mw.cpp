@@ -59,8 +59,8 @@ void MemoryKeyTable::stage_layout(Mw &mw, ktl::RefPtr<MwLayout> &layout, u32 *ha
 ktl::Result<void> MemoryKeyTable::resolve_layout_source(u32 kind, u32 key, u32 pdn, const Mw &self, u32 access,
 							 LayoutSource &out) const {
 	ktl::Guard g(lock_);
-	const Entry *e = entry_locked(index_of(key));
-	if (!e || e->state != State::valid || e->key != key)
+	const Entry *e = valid_entry_locked(key);
+	if (!e)
 		return Error::from_errno(err::inval);
 	out.key = key;
 	if (kind == SROCE_MW_ENTRY_MR) {
@@ -112,8 +112,8 @@ ktl::Result<void> MemoryKeyTable::resolve_layout_source(u32 kind, u32 key, u32 p
 }
 
 bool MemoryKeyTable::source_current_locked(const LayoutSource &s) const {
-	const Entry *e = entry_locked(index_of(s.key));
-	if (!e || e->state != State::valid || e->key != s.key)
+	const Entry *e = valid_entry_locked(s.key);
+	if (!e)
 		return false;
 	if (s.mw)
 		return e->mw == s.mw.get() && s.mw->gen_ == s.gen;
@@ -164,8 +164,8 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	} else {
 		if (b.length == 0) // type 2
 			return Error::from_errno(err::inval);
-		const Entry *m = entry_locked(index_of(b.mr_lkey));
-		if (!m || !m->mr || m->state != State::valid || m->key != b.mr_lkey)
+		const Entry *m = valid_entry_locked(b.mr_lkey);
+		if (!m || !m->mr)
 			return Error::from_errno(err::inval);
 		Mr &mr = *m->mr;
 		if (mr.pdn() != b.pdn)
@@ -212,20 +212,19 @@ ktl::Result<KeyRef> MemoryKeyTable::window_ref_locked(const Mw &mw, u64 addr, u6
 ktl::Result<KeyRef> MemoryKeyTable::lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len, u32 need_access) const {
 	if (KTL_WARN_ON(need_access & ~u32(acc::local_write | acc::mw_bind)))
 		return Error::from_errno(err::inval);
-	{
-		ktl::Guard g(lock_);
-		const Entry *e = entry_locked(index_of(lkey));
-		if (e && e->mw && e->state == State::valid && e->key == lkey) {
-			const Mw &mw = *e->mw;
-			if (mw.pdn() != pdn || !(mw.access_ & acc::local_write) || (need_access & acc::mw_bind))
-				return Error::from_errno(err::acces);
-			// A layout's MRs all have LOCAL_WRITE (compile checked); a
-			// plain window's MR is checked for what is needed.
-			return window_ref_locked(mw, addr, len, need_access);
-		}
+	ktl::Guard g(lock_);
+	const Entry *e = valid_entry_locked(lkey);
+	if (e && e->mw) {
+		const Mw &mw = *e->mw;
+		if (mw.pdn() != pdn || !(mw.access_ & acc::local_write) || (need_access & acc::mw_bind))
+			return Error::from_errno(err::acces);
+		// A layout's MRs all have LOCAL_WRITE (compile checked); a
+		// plain window's MR is checked for what is needed.
+		return window_ref_locked(mw, addr, len, need_access);
 	}
-	auto mr = TRY(lookup(lkey, pdn, addr, len, need_access));
-	return KeyRef{ktl::move(mr), nullptr, addr};
+	if (!e || !e->mr)
+		return Error::from_errno(err::inval);
+	return mr_ref_locked(*e, pdn, addr, len, need_access);
 }
 
 ktl::Result<KeyRef> MemoryKeyTable::lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 addr, u64 len,
@@ -233,20 +232,19 @@ ktl::Result<KeyRef> MemoryKeyTable::lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 
 	constexpr u32 remote = acc::remote | acc::flush;
 	if (KTL_WARN_ON(!(need_access & remote) || (need_access & ~remote)))
 		return Error::from_errno(err::inval);
-	{
-		ktl::Guard g(lock_);
-		const Entry *e = entry_locked(index_of(rkey));
-		if (e && e->mw && e->state == State::valid && e->key == rkey) {
-			const Mw &mw = *e->mw;
-			if (mw.pdn() != pdn || (need_access & ~mw.access_))
-				return Error::from_errno(err::acces);
-			if (mw.type_ == Mw::type2 && mw.qpn_ != qpn)
-				return Error::from_errno(err::inval);
-			return window_ref_locked(mw, addr, len, 0);
-		}
+	ktl::Guard g(lock_);
+	const Entry *e = valid_entry_locked(rkey);
+	if (e && e->mw) {
+		const Mw &mw = *e->mw;
+		if (mw.pdn() != pdn || (need_access & ~mw.access_))
+			return Error::from_errno(err::acces);
+		if (mw.type_ == Mw::type2 && mw.qpn_ != qpn)
+			return Error::from_errno(err::inval);
+		return window_ref_locked(mw, addr, len, 0);
 	}
-	auto mr = TRY(lookup(rkey, pdn, addr, len, need_access));
-	return KeyRef{ktl::move(mr), nullptr, addr};
+	if (!e || !e->mr)
+		return Error::from_errno(err::inval);
+	return mr_ref_locked(*e, pdn, addr, len, need_access);
 }
 
 } // namespace sroce

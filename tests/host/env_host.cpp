@@ -28,6 +28,8 @@ thread_local int t_atomic = 0;
 constexpr int max_held = 16;
 thread_local int t_held[max_held];
 thread_local int t_nheld = 0;
+// Acquisitions per lock kind, all threads, since the program started.
+std::atomic<unsigned long> g_lock_taken[SROCE_LOCK_KINDS];
 std::atomic<long> g_user_bytes{0};
 std::atomic<uint64_t> g_random{0x5eed};
 
@@ -83,6 +85,9 @@ LockOrderHandler set_lock_order_handler(LockOrderHandler h) {
 }
 int locks_held() { return t_nheld; }
 bool in_atomic() { return t_atomic > 0; }
+unsigned long locks_taken(int kind) {
+	return unsigned(kind) < SROCE_LOCK_KINDS ? g_lock_taken[kind].load() : 0;
+}
 AtomicScope::AtomicScope() { t_atomic++; }
 AtomicScope::~AtomicScope() { t_atomic--; }
 void clear() {
@@ -173,6 +178,7 @@ unsigned long sroce_env_spin_lock(sroce_env_spinlock *l) {
 		if (t_held[i] >= l->kind)
 			g_lock_order.load()(t_held[i], l->kind);
 	l->m.lock();
+	g_lock_taken[l->kind]++;
 	t_atomic++;
 	if (t_nheld < max_held)
 		t_held[t_nheld] = l->kind;

@@ -36,6 +36,9 @@ void seed_random(uint64_t seed);
 using LockOrderHandler = void (*)(int held, int taken);
 LockOrderHandler set_lock_order_handler(LockOrderHandler h);
 int locks_held(); // by the calling thread
+// How often locks of this kind were taken, by any thread (a test compares
+// the count before and after an operation).
+unsigned long locks_taken(int kind);
 
 // Atomic context, as the kernel's preempt count: a spinlock held, a timer or
 // receive callback running. A sleeping allocation or a waiting cancel there

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "ib_enums.h"
+#include "env_host.h"
 #include "transport_fixture.h"
 
 #include <string>
@@ -422,4 +423,49 @@ TEST_CASE("transport: a UC SEND longer than the path MTU is dropped, the next on
 	CHECK(got[0].status == ib::wc_success);
 	CHECK(got[0].byte_len == 16);
 	CHECK(rb.guards_intact());
+}
+
+// Issue 17 item 6: a key look-up is one critical section of the key table,
+// an MR's as a window's (it took two for an MR: a window check, then the
+// MR). With one SGE a side, each packet of a WRITE or SEND costs one look-up
+// at the sender and one at the receiver; a READ one more for its request.
+TEST_CASE("transport: each key look-up takes the key table's lock once", "[transport][rc][keys]") {
+	Fixture f(3);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp(b, ib::qpt_rc);
+	f.connect(qa, qb, ib::mtu_1024);
+	constexpr unsigned int len = 16 * 1024, packets = len / 1024;
+	Buffer &la = f.buffer(a, len, all_access);
+	Buffer &rb = f.buffer(b, len, all_access);
+	std::vector<sroce_cqe> ca, cb;
+	auto taken = [] { return env_host::locks_taken(SROCE_LOCK_KEY_TABLE); };
+
+	unsigned long before = taken();
+	auto w = wqe(1, ib::wr_rdma_write, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, len)}) == 0);
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(taken() - before == 2 * packets);
+
+	before = taken();
+	ca.clear();
+	REQUIRE(f.post_recv(qb, 2, {sge_of(f, b, rb, 0, len)}) == 0);
+	REQUIRE(f.post_send(qa, wqe(3, ib::wr_send, 1), {sge_of(f, a, la, 0, len)}) == 0);
+	REQUIRE(f.wait_cqes(b, 1, cb));
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(cb[0].status == ib::wc_success);
+	CHECK(taken() - before == 2 * packets);
+
+	before = taken();
+	ca.clear();
+	w = wqe(4, ib::wr_rdma_read, 1);
+	w.rdma.remote_addr = iova_of(b, rb);
+	w.rdma.rkey = f.lkey(rb);
+	REQUIRE(f.post_send(qa, w, {sge_of(f, a, la, 0, len)}) == 0);
+	REQUIRE(f.wait_cqes(a, 1, ca));
+	CHECK(ca[0].status == ib::wc_success);
+	CHECK(std::memcmp(la.data, rb.data, len) == 0);
+	CHECK(taken() - before == 2 * packets + 1);
 }
