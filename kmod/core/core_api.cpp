@@ -125,7 +125,7 @@ int sroce_core_mr_stage_map(sroce_core_mr *mr, unsigned long npages, unsigned lo
 void sroce_core_dev_counts(sroce_core_dev *dev, sroce_core_counts *c) { from(dev)->fill_counts(c); }
 
 void sroce_core_dev_rx_counts(sroce_core_dev *dev, sroce_core_rx_counts *c) {
-	sroce::CounterBlock &dc = from(dev)->counters();
+	sroce::ShardedCounterBlock &dc = from(dev)->counters();
 	c->packets = dc.get(SROCE_CNT_RX_PKTS);
 	c->bad_header = dc.get(SROCE_CNT_RX_BAD_HEADER);
 	c->icrc_errors = dc.get(SROCE_CNT_ICRC_ERRORS);

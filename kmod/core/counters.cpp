@@ -7,6 +7,37 @@
 
 namespace sroce {
 
+ktl::Result<void> ShardedCounterBlock::init() {
+	// A power of two of shards, at least one per CPU id, so a mask picks one.
+	u32 n = 1;
+	while (n < sroce_env_nr_cpus())
+		n <<= 1;
+	mem_ = sroce_env_zalloc(sizeof(Shard) * n + line, 0);
+	if (!mem_)
+		return ktl::Error::from_errno(ktl::err::nomem);
+	uptr at = (reinterpret_cast<uptr>(mem_) + line - 1) & ~uptr(line - 1);
+	shards_ = reinterpret_cast<Shard *>(at);
+	for (u32 i = 0; i < n; i++)
+		new (&shards_[i], ktl::place) Shard();
+	mask_ = n - 1;
+	return {};
+}
+
+u64 ShardedCounterBlock::get(sroce_core_counter id) const {
+	u64 sum = 0;
+	for (u32 i = 0; i <= mask_; i++)
+		sum += shards_[i].b.get(id);
+	return sum;
+}
+
+u32 ShardedCounterBlock::read(u64 *out, u32 n) const {
+	u32 k = shards_[0].b.read(out, n);
+	for (u32 i = 1; i <= mask_; i++)
+		for (u32 c = 0; c < k; c++)
+			out[c] += shards_[i].b.get(sroce_core_counter(c));
+	return k;
+}
+
 namespace {
 // Indexed by sroce_core_counter; the static_assert below keeps them in step.
 const char *const names[] = {

@@ -8,6 +8,7 @@
 // consistent snapshot.
 #pragma once
 #include "core.h"
+#include "env.h"
 #include "ktl/atomic.h"
 #include "packet.h"
 
@@ -27,6 +28,35 @@ public:
 
 private:
 	ktl::Atomic<u64> c_[SROCE_CNT_MAX];
+};
+
+// The device's block, one shard per CPU: every packet counts on its
+// device, and with one block the CPUs' increments pulled one cache line back
+// and forth. An increment stays atomic (the caller may move to another CPU
+// after sroce_env_cpu, and process and softirq context share a shard); a
+// read sums the shards, each counter exact, the sum no snapshot (as above).
+class ShardedCounterBlock : ktl::NonCopyable {
+public:
+	ShardedCounterBlock() = default;
+	~ShardedCounterBlock() { sroce_env_free(mem_); }
+	// Before any other call; process context.
+	ktl::Result<void> init();
+	void inc(sroce_core_counter id, u64 n = 1) { shards_[sroce_env_cpu() & mask_].b.inc(id, n); }
+	u64 get(sroce_core_counter id) const;
+	u32 read(u64 *out, u32 n) const;
+	// Where cpu's shard is (host tests check the layout).
+	const void *shard_of(u32 cpu) const { return &shards_[cpu & mask_]; }
+	static constexpr usize line = 64;
+
+private:
+	struct Shard {
+		CounterBlock b;
+		u8 pad[(line - sizeof(CounterBlock) % line) % line]; // a shard ends where a line does
+	};
+	static_assert(sizeof(Shard) % line == 0, "shards do not share lines");
+	void *mem_ = nullptr;     // the allocation, shards_ aligned to a line in it
+	Shard *shards_ = nullptr; // [mask_ + 1]
+	u32 mask_ = 0;
 };
 
 // The name ib_core shows for a counter (stable: scripts parse them).

@@ -37,6 +37,7 @@ ktl::Result<ktl::RefPtr<Device>> Device::create(const sroce_core_dev_init &init)
 
 ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	TRY(port_lock_.init());
+	TRY(counters_.init());
 	// PD number 0 is never handed out, so 0 can mean "none" in the ABI.
 	TRY(pd_ids_.init(1, param::max_pd));
 	TRY(keys_.init(param::max_mr));

@@ -108,7 +108,7 @@ public:
 	void shutdown() { sq_poller_.stop(); }
 
 	DeviceCounts &counts() { return counts_; }
-	CounterBlock &counters() { return counters_; }
+	ShardedCounterBlock &counters() { return counters_; }
 	void fill_counts(sroce_core_counts *c) const;
 
 private:
@@ -130,7 +130,7 @@ private:
 	ObjectTable<Qp> qps_;
 	ObjectTable<Ah> ahs_;
 	DeviceCounts counts_;
-	CounterBlock counters_;
+	ShardedCounterBlock counters_;
 	SqPoller sq_poller_;
 };
 

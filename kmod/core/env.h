@@ -40,6 +40,13 @@ void sroce_env_free_deferred(void *ptr);
  * is seeded, so a simulator run replays. */
 unsigned int sroce_env_random_u32(void);
 
+/* The CPU the caller runs on (raw_smp_processor_id), in [0, sroce_env_nr_cpus()):
+ * which per-CPU shard to count in. A hint: the caller may move at once, so
+ * what it indexes must stay correct from any CPU. Any context. */
+unsigned int sroce_env_cpu(void);
+/* The number of CPU ids (nr_cpu_ids, possible CPUs): fixed after boot. */
+unsigned int sroce_env_nr_cpus(void);
+
 /* Lock kinds, in lock order: holding a lock of one kind, the core takes
  * only locks of a later kind (a larger value), and never a second lock of
  * the same kind. This enum is the one statement of the order

@@ -60,7 +60,7 @@ bool steer(Qp *qp, const RxPacket &rx) {
 } // namespace
 
 void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered, Qp *steered_to) {
-	CounterBlock &rc = dev.counters();
+	ShardedCounterBlock &rc = dev.counters();
 	unsigned int linear = 0, total = 0;
 	sroce_env_pkt_head(pkt, &linear, &total);
 	u8 hdr[max_hdr];

@@ -29,7 +29,19 @@ static const char *const sroce_glue_count_names[] = {
 	"glue_pkts_in_flight", "paths", "tx_pkts", "tx_no_route", "tx_errors", "rx_pkts",
 	"rx_short", "tx_local", "rx_local", "rx_local_full", "rx_loopback", "tx_trains", "tx_train_pkts",
 };
-static_assert(ARRAY_SIZE(sroce_glue_count_names) * sizeof(atomic_long_t) == sizeof(struct sroce_glue_counts));
+static_assert(ARRAY_SIZE(sroce_glue_count_names) * sizeof(long) == sizeof(struct sroce_glue_counts));
+
+long sroce_counts_sum_at(struct sroce_dev *sdev, size_t offset)
+{
+	long sum = 0;
+	int cpu;
+
+	if (!sdev->counts) /* the add failed before allocating them */
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += *(const long *)((const char *)per_cpu_ptr(sdev->counts, cpu) + offset);
+	return sum;
+}
 
 static void sroce_seq_view(struct seq_file *m, const struct sroce_core_view_field *f, unsigned int n,
 			   const void *view)
@@ -43,7 +55,6 @@ static void sroce_seq_view(struct seq_file *m, const struct sroce_core_view_fiel
 static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 {
 	struct sroce_dev *sdev = m->private;
-	const atomic_long_t *g = (const atomic_long_t *)&sdev->counts;
 	struct sroce_core_counts c = {};
 	struct sroce_core_rx_counts rx = {};
 	unsigned int i;
@@ -52,7 +63,7 @@ static int sroce_dev_counts_show(struct seq_file *m, void *unused)
 	sroce_core_dev_rx_counts(sdev->core, &rx);
 	sroce_seq_view(m, sroce_core_counts_fields, sroce_core_counts_nfields, &c);
 	for (i = 0; i < ARRAY_SIZE(sroce_glue_count_names); i++)
-		seq_printf(m, "%s %ld\n", sroce_glue_count_names[i], atomic_long_read(&g[i]));
+		seq_printf(m, "%s %ld\n", sroce_glue_count_names[i], sroce_counts_sum_at(sdev, i * sizeof(long)));
 	sroce_seq_view(m, sroce_core_rx_counts_fields, sroce_core_rx_counts_nfields, &rx);
 	return 0;
 }

@@ -4,6 +4,7 @@
  * events, and removal on `rdma link delete`, netdev unregister or rmmod.
  */
 #include <linux/etherdevice.h>
+#include <linux/hashtable.h>
 #include <linux/if_vlan.h>
 #include <linux/mutex.h>
 #include <net/addrconf.h>
@@ -13,10 +14,13 @@
 
 /* Every sroce device from allocation to dealloc_driver. The mutex is never
  * held across a call that takes rtnl or waits for ib_core. Readers in the
- * receive path walk the list under RCU: ib_core frees a device with
- * kfree_rcu after dealloc_driver unlinked it. */
+ * receive path look a device up in sroce_dev_by_ndev under RCU: ib_core
+ * frees a device with kfree_rcu after dealloc_driver unlinked it. */
 static LIST_HEAD(sroce_devices);
 static DEFINE_MUTEX(sroce_devices_lock);
+/* The same devices by netdev, for the receive path's look-up per packet (a
+ * walk of the list cost one step per device: one per namespace). */
+static DEFINE_HASHTABLE(sroce_dev_by_ndev, 6);
 /* Devices whose core runs an SQ poller, for sq_poll=auto (two adds at once
  * may both miss the other's: auto is a default, not a limit). */
 static atomic_t sroce_sq_pollers = ATOMIC_INIT(0);
@@ -32,7 +36,7 @@ static struct sroce_dev *sroce_dev_find_locked(struct net_device *ndev)
 	struct sroce_dev *sdev;
 
 	lockdep_assert_held(&sroce_devices_lock);
-	list_for_each_entry(sdev, &sroce_devices, list)
+	hash_for_each_possible(sroce_dev_by_ndev, sdev, ndev_node, (unsigned long)ndev)
 		if (sdev->ndev == ndev)
 			return sdev;
 	return NULL;
@@ -56,7 +60,7 @@ struct sroce_dev *sroce_dev_get_by_netdev_rcu(struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
 
-	list_for_each_entry_rcu(sdev, &sroce_devices, list)
+	hash_for_each_possible_rcu(sroce_dev_by_ndev, sdev, ndev_node, (unsigned long)ndev)
 		if (sdev->ndev == ndev)
 			return ib_device_try_get(&sdev->ibdev) ? sdev : NULL;
 	return NULL;
@@ -114,8 +118,10 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	mutex_lock(&sroce_devices_lock);
-	if (!list_empty(&sdev->list)) /* claimed */
+	if (!list_empty(&sdev->list)) { /* claimed */
 		list_del_rcu(&sdev->list);
+		hash_del_rcu(&sdev->ndev_node);
+	}
 	mutex_unlock(&sroce_devices_lock);
 	/* Same-host packets queued for us (before the core goes: a running
 	 * drain holds a device reference, so none runs now). */
@@ -129,8 +135,10 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	sdev->sq_polling = false;
 	/* The core has released every path and packet with its objects: what
 	 * is left would be used after this device is freed. */
-	WARN_ON(atomic_long_read(&sdev->counts.paths) ||
-		atomic_long_read(&sdev->counts.pkts_in_flight));
+	WARN_ON(sroce_count_sum(sdev, paths) ||
+		sroce_count_sum(sdev, pkts_in_flight));
+	free_percpu(sdev->counts);
+	sdev->counts = NULL;
 	sdev->core = NULL;
 	if (sdev->sn)
 		sroce_net_put(sdev->sn);
@@ -147,6 +155,7 @@ static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 	if (claimed) {
 		sdev->ndev = ndev;
 		list_add_tail_rcu(&sdev->list, &sroce_devices);
+		hash_add_rcu(sroce_dev_by_ndev, &sdev->ndev_node, (unsigned long)ndev);
 	}
 	mutex_unlock(&sroce_devices_lock);
 	return claimed;
@@ -211,6 +220,10 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	sroce_local_init(sdev);
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
 	/* From here every failure ends in ib_dealloc_device -> dealloc. */
+	err = -ENOMEM;
+	sdev->counts = alloc_percpu(struct sroce_glue_counts);
+	if (!sdev->counts)
+		goto err;
 	/* The write() commands ib_core leaves off by default that the provider
 	 * uses: the SQ doorbell (an empty POST_SEND) and arming a CQ. */
 	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |

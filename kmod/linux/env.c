@@ -78,6 +78,16 @@ unsigned int sroce_env_random_u32(void)
 	return get_random_u32();
 }
 
+unsigned int sroce_env_cpu(void)
+{
+	return raw_smp_processor_id();
+}
+
+unsigned int sroce_env_nr_cpus(void)
+{
+	return nr_cpu_ids;
+}
+
 struct sroce_env_spinlock {
 	spinlock_t lock;
 };

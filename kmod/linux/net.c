@@ -101,7 +101,7 @@ static void sroce_rx_loopback_drop(struct sk_buff *skb)
 
 	atomic_long_inc(&sroce_rx_loopback);
 	if (sdev) {
-		atomic_long_inc(&sdev->counts.rx_loopback);
+		sroce_count_inc(sdev, rx_loopback);
 		ib_device_put(&sdev->ibdev);
 	}
 	kfree_skb(skb);
@@ -131,12 +131,12 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	 * pulled but left in place; it needs the headers up to the BTH in the
 	 * linear part, not the payload. */
 	if (!pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr) + SROCE_BTH_BYTES)) {
-		atomic_long_inc(&sdev->counts.rx_short);
+		sroce_count_inc(sdev, rx_short);
 		kfree_skb(skb);
 		goto out;
 	}
 	__skb_push(skb, -skb_network_offset(skb));
-	atomic_long_inc(&sdev->counts.rx_pkts);
+	sroce_count_inc(sdev, rx_pkts);
 	sroce_batch_init(&b);
 	sroce_core_rx(sdev->core, sroce_pkt_from_rx(sdev, skb), &b);
 	sroce_batch_flush(sdev, &b);
@@ -181,7 +181,7 @@ bool sroce_local_xmit(struct net *net, struct sk_buff *skb)
 	if (queued) {
 		tasklet_schedule(&to->local_rx);
 	} else {
-		atomic_long_inc(&to->counts.rx_local_full);
+		sroce_count_inc(to, rx_local_full);
 		kfree_skb(skb);
 	}
 	ib_device_put(&to->ibdev);
@@ -201,8 +201,8 @@ static void sroce_local_rx(struct tasklet_struct *t)
 		return;
 	}
 	for (n = 0; n < SROCE_LOCAL_BUDGET && (skb = skb_dequeue(&sdev->local_q)); n++) {
-		atomic_long_inc(&sdev->counts.rx_pkts);
-		atomic_long_inc(&sdev->counts.rx_local);
+		sroce_count_inc(sdev, rx_pkts);
+		sroce_count_inc(sdev, rx_local);
 		sroce_batch_init(&b);
 		sroce_core_rx(sdev->core, sroce_pkt_from_rx(sdev, skb), &b);
 		sroce_batch_flush(sdev, &b);

@@ -70,7 +70,7 @@ static void sroce_path_release(struct kref *ref)
 	skb_queue_purge(&p->txq);
 	dst_release(p->dst);
 	netdev_put(p->ndev, &p->ndev_tracker);
-	atomic_long_dec(&p->sdev->counts.paths);
+	sroce_count_dec(p->sdev, paths);
 	kfree(p);
 }
 
@@ -264,7 +264,7 @@ struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rd
 	memcpy(&p->saddr, &sgid_attr->gid, sizeof(p->saddr));
 	memcpy(&p->daddr, &grh->dgid, sizeof(p->daddr));
 	p->flowinfo = ip6_make_flowinfo(grh->traffic_class, htonl(grh->flow_label & IB_GRH_FLOWLABEL_MASK));
-	atomic_long_inc(&sdev->counts.paths);
+	sroce_count_inc(sdev, paths);
 
 	/* Fail now rather than drop every packet: no route, no path. Not
 	 * where create_ah may not sleep: ib_cm creates its AHs under a

@@ -33,7 +33,7 @@ static void sroce_pkt_count(struct sk_buff *skb, struct sroce_dev *sdev)
 
 	cb->sdev = sdev;
 	cb->path = NULL;
-	atomic_long_inc(&sdev->counts.pkts_in_flight);
+	sroce_count_inc(sdev, pkts_in_flight);
 }
 
 void sroce_pkt_uncount(struct sk_buff *skb)
@@ -41,7 +41,7 @@ void sroce_pkt_uncount(struct sk_buff *skb)
 	struct sroce_skb_cb *cb = sroce_skb_cb(skb);
 
 	if (cb->sdev)
-		atomic_long_dec(&cb->sdev->counts.pkts_in_flight);
+		sroce_count_dec(cb->sdev, pkts_in_flight);
 	cb->sdev = NULL;
 }
 
@@ -269,14 +269,14 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 	sroce_pkt_uncount(skb);
 	memset(skb->cb, 0, sizeof(skb->cb)); /* IPCB/IP6CB from here */
 	if (unlikely(!c->dst)) {
-		atomic_long_inc(&owner->counts.tx_no_route);
+		sroce_count_inc(owner, tx_no_route);
 		kfree_skb(skb);
 		return;
 	}
 	dst = c->dst;
 	local = sroce_dst_local(dst);
 	if (WARN_ON_ONCE(!sroce_pkt_prepare(skb, dst, local))) {
-		atomic_long_inc(&owner->counts.tx_errors);
+		sroce_count_inc(owner, tx_errors);
 		kfree_skb(skb);
 		return;
 	}
@@ -285,8 +285,8 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 	 * every one). */
 	if (local) {
 		if (sroce_local_xmit(c->net, skb)) {
-			atomic_long_inc(&owner->counts.tx_pkts);
-			atomic_long_inc(&owner->counts.tx_local);
+			sroce_count_inc(owner, tx_pkts);
+			sroce_count_inc(owner, tx_local);
 		}
 		return;
 	}
@@ -303,13 +303,13 @@ static void sroce_pkt_xmit(struct sroce_dev *sdev, struct sk_buff *skb, struct s
 	else
 		err = ip_local_out(c->net, NULL, skb);
 	if (unlikely(net_xmit_eval(err))) {
-		atomic_long_add(n, &owner->counts.tx_errors);
+		sroce_count_add(owner, tx_errors, n);
 		return;
 	}
-	atomic_long_add(n, &owner->counts.tx_pkts);
+	sroce_count_add(owner, tx_pkts, n);
 	if (train) {
-		atomic_long_inc(&owner->counts.tx_trains);
-		atomic_long_add(n, &owner->counts.tx_train_pkts);
+		sroce_count_inc(owner, tx_trains);
+		sroce_count_add(owner, tx_train_pkts, n);
 	}
 }
 

@@ -15,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h> /* struct uapi_definition (xrc_rcv.c) */
 
+#include "counts.h"
 #include "core.h"
 #include "param.h"
 #include "env.h"
@@ -26,23 +27,6 @@
 /* One per network namespace that has at least one sroce device. */
 struct sroce_net;
 
-/* The glue's own debug counts of a device: atomic_long_t only, in the
- * order of debugfs.c's sroce_glue_count_names. */
-struct sroce_glue_counts {
-	atomic_long_t pkts_in_flight; /* skbs the core owns: allocated or received, not yet sent or freed */
-	atomic_long_t paths;          /* live struct sroce_env_path */
-	atomic_long_t tx_pkts;        /* handed to ip_local_out / ip6_local_out */
-	atomic_long_t tx_no_route;    /* dropped: the path has no route (any more) */
-	atomic_long_t tx_errors;      /* dropped by the IP stack or malformed by the core */
-	atomic_long_t rx_pkts;        /* handed to sroce_core_rx */
-	atomic_long_t rx_short;       /* dropped: IP + UDP + BTH not readable */
-	atomic_long_t tx_local;       /* of tx_pkts: to a device of this host, queued on its local_q */
-	atomic_long_t rx_local;       /* of rx_pkts: from this host's devices, through local_q */
-	atomic_long_t rx_local_full;  /* dropped: local_q full */
-	atomic_long_t rx_loopback;    /* dropped: UDP 4791 on lo, for this device's address (not sent by sroce) */
-	atomic_long_t tx_trains;      /* UDP GSO skbs of several packets (train.c) */
-	atomic_long_t tx_train_pkts;  /* of tx_pkts: the packets in them */
-};
 
 struct sroce_dev {
 	struct ib_device ibdev;
@@ -51,9 +35,10 @@ struct sroce_dev {
 	bool sq_polling;               /* its core started a poller: sroce_sq_pollers */
 	struct sroce_net *sn;          /* the namespace's sockets, one reference */
 	struct list_head list;         /* sroce_devices, under sroce_devices_lock */
+	struct hlist_node ndev_node;   /* sroce_dev_by_ndev, the same */
 	struct work_struct unregister_work; /* netdev unregister, see net.c */
 	char parent[IFNAMSIZ];
-	struct sroce_glue_counts counts;
+	struct sroce_glue_counts __percpu *counts;
 	/* Packets this host's sroce devices sent to this one, which never
 	 * touch the IP stack (net.c); drained by local_rx in softirq. */
 	struct sk_buff_head local_q;

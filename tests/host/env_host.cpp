@@ -30,6 +30,9 @@ thread_local int t_held[max_held];
 thread_local int t_nheld = 0;
 // Acquisitions per lock kind, all threads, since the program started.
 std::atomic<unsigned long> g_lock_taken[SROCE_LOCK_KINDS];
+// The CPU sroce_env_cpu names for this thread, and how many there are.
+thread_local int t_cpu = 0;
+std::atomic<int> g_nr_cpus{4};
 std::atomic<long> g_user_bytes{0};
 std::atomic<uint64_t> g_random{0x5eed};
 
@@ -85,6 +88,8 @@ LockOrderHandler set_lock_order_handler(LockOrderHandler h) {
 }
 int locks_held() { return t_nheld; }
 bool in_atomic() { return t_atomic > 0; }
+void set_cpu(int cpu) { t_cpu = cpu; }
+void set_nr_cpus(int n) { g_nr_cpus = n > 0 ? n : 1; }
 unsigned long locks_taken(int kind) {
 	return unsigned(kind) < SROCE_LOCK_KINDS ? g_lock_taken[kind].load() : 0;
 }
@@ -137,6 +142,10 @@ void sroce_env_free_deferred(void *ptr) {
 	if (ptr)
 		block_free(ptr);
 }
+
+unsigned int sroce_env_cpu(void) { return unsigned(t_cpu) % unsigned(g_nr_cpus.load()); }
+
+unsigned int sroce_env_nr_cpus(void) { return unsigned(g_nr_cpus.load()); }
 
 unsigned int sroce_env_random_u32(void) {
 	// splitmix64: one atomic step per draw, safe from any thread.

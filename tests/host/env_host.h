@@ -39,6 +39,11 @@ int locks_held(); // by the calling thread
 // How often locks of this kind were taken, by any thread (a test compares
 // the count before and after an operation).
 unsigned long locks_taken(int kind);
+// What sroce_env_cpu answers on the calling thread (default 0, taken
+// modulo the CPU count), and sroce_env_nr_cpus for all (default 4; set it
+// before creating a device: a device sizes its per-CPU shards at creation).
+void set_cpu(int cpu);
+void set_nr_cpus(int n);
 
 // Atomic context, as the kernel's preempt count: a spinlock held, a timer or
 // receive callback running. A sleeping allocation or a waiting cancel there

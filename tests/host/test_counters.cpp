@@ -3,12 +3,15 @@
 // before the loss) shows.
 #include <catch2/catch.hpp>
 
+#include "counters.h"
+#include "env_host.h"
 #include "ib_enums.h"
 #include "transport_fixture.h"
 
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "packet.h"
 
@@ -363,4 +366,45 @@ TEST_CASE("counters: each QP counts its own share of the device's", "[counters][
 	sroce_core_qp_view v{};
 	sroce_core_qp_snapshot(qa2.qp, &v);
 	CHECK(v.retrans_pkts == A2[SROCE_CNT_RETRANS_PKTS]);
+}
+
+// Issue 17 item 6: the device's block has a shard per CPU, each on lines of
+// its own, and reads sum them exactly, whichever CPU counted.
+TEST_CASE("counters: the device's block is per CPU and sums exactly", "[counters][percpu]") {
+	for (int cpus : {1, 2, 3, 8}) {
+		CAPTURE(cpus);
+		env_host::set_nr_cpus(cpus);
+		sroce::ShardedCounterBlock c;
+		REQUIRE(!c.init().is_error());
+		constexpr size_t line = sroce::ShardedCounterBlock::line;
+		for (int i = 0; i < cpus; i++) {
+			auto at = reinterpret_cast<uintptr_t>(c.shard_of(i));
+			CHECK(at % line == 0);
+			for (int j = 0; j < i; j++) {
+				auto other = reinterpret_cast<uintptr_t>(c.shard_of(j));
+				// both aligned: no line holds counters of two shards
+				CHECK((at > other ? at - other : other - at) >= (sizeof(sroce::CounterBlock) + line - 1) / line * line);
+			}
+		}
+		constexpr int rounds = 20000;
+		std::vector<std::thread> threads;
+		for (int t = 0; t < 4; t++)
+			threads.emplace_back([&c, t] {
+				env_host::set_cpu(t);
+				for (int i = 0; i < rounds; i++) {
+					c.inc(SROCE_CNT_RX_PKTS);
+					c.inc(SROCE_CNT_RX_BYTES, 3);
+				}
+			});
+		for (auto &th : threads)
+			th.join();
+		CHECK(c.get(SROCE_CNT_RX_PKTS) == 4u * rounds);
+		CHECK(c.get(SROCE_CNT_RX_BYTES) == 12u * rounds);
+		u64 v[SROCE_CNT_MAX] = {};
+		REQUIRE(c.read(v, SROCE_CNT_MAX) == SROCE_CNT_MAX);
+		CHECK(v[SROCE_CNT_RX_PKTS] == 4u * rounds);
+		CHECK(v[SROCE_CNT_RX_BYTES] == 12u * rounds);
+		CHECK(v[SROCE_CNT_TX_PKTS] == 0);
+	}
+	env_host::set_nr_cpus(4);
 }
