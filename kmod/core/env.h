@@ -35,6 +35,17 @@ void sroce_env_free(void *ptr);
  * reference may drop anywhere (an Mr held by a packet in flight). */
 void sroce_env_free_deferred(void *ptr);
 
+/* Storage for sroce_env_free_rcu, inside the block it frees. */
+struct sroce_env_rcu_head {
+	void *opaque[3];
+};
+/* Frees ptr (sroce_env_zalloc memory) after an RCU grace period: a reader
+ * inside an RCU read-side section (every batch is one, see below) that
+ * found ptr without a lock may still read it until its section ends. head
+ * lies in ptr's block; nothing touches the block after this call. Any
+ * context. Module exit waits for the pending ones (sroce_env_exit). */
+void sroce_env_free_rcu(void *ptr, struct sroce_env_rcu_head *head);
+
 /* Random bits from the kernel's generator (get_random_u32): keys that a
  * peer or another process must not predict. Any context. The host's stream
  * is seeded, so a simulator run replays. */

@@ -2,7 +2,9 @@
 // (QPN -> Qp on every packet, AH handle -> Ah on every UD send). The table
 // holds no reference: an object leaves the table (remove) before its owner
 // drops the last reference, so a lookup never revives a dying object; the
-// lookup takes its own reference under the lock.
+// lookup takes its own reference under the lock. lookup_rcu takes none:
+// for a T that is RcuFreed (refptr.h), whose memory outlives any reader
+// that found it.
 #pragma once
 #include "id_alloc.h"
 #include "ktl/alloc.h"
@@ -30,7 +32,7 @@ public:
 	ktl::Result<u32> insert(T *obj) {
 		u32 id = TRY(ids_.alloc());
 		ktl::Guard g(lock_);
-		slots_[id] = obj;
+		ktl::store_release(&slots_[id], obj); // pairs with lookup_rcu's load
 		return id;
 	}
 	// A fixed number outside the allocator's range (QP1).
@@ -38,7 +40,7 @@ public:
 		ktl::Guard g(lock_);
 		if (id > max_ || slots_[id])
 			return ktl::Error::from_errno(ktl::err::busy);
-		slots_[id] = obj;
+		ktl::store_release(&slots_[id], obj); // pairs with lookup_rcu's load
 		return {};
 	}
 	// An aligned block of 2^log2 numbers taken from the allocator for
@@ -50,7 +52,7 @@ public:
 			ktl::Guard g(lock_);
 			if (id > max_ || KTL_WARN_ON(slots_[id] != obj))
 				return;
-			slots_[id] = nullptr;
+			ktl::store_relaxed(&slots_[id], static_cast<T *>(nullptr));
 		}
 		if (allocated)
 			ids_.free(id);
@@ -61,11 +63,23 @@ public:
 			return nullptr;
 		return ktl::RefPtr<T>(slots_[id]);
 	}
+	// The same without the lock, from inside an RCU read-side section (a
+	// batch: the receive path's per-packet look-up). An object found while
+	// its last reference goes is missed, as if already removed.
+	ktl::RefPtr<T> lookup_rcu(u32 id) {
+		static_assert(requires(T *t) { t->rcu_free_head(); }, "T's memory must outlive RCU readers");
+		if (id > max_)
+			return nullptr;
+		T *obj = ktl::load_acquire(&slots_[id]); // pairs with insert's store
+		if (!obj || !obj->try_ref())
+			return nullptr;
+		return ktl::RefPtr<T>::adopt(obj);
+	}
 
 private:
 	ktl::SpinLock lock_{SROCE_LOCK_OBJECT_TABLE};
 	IdAllocator ids_;
-	T **slots_ = nullptr; // guarded by lock_
+	T **slots_ = nullptr; // written under lock_; lookup_rcu reads without it
 	u32 max_ = 0;
 };
 

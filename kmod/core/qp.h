@@ -229,7 +229,7 @@ struct QpRecv {
 	MpRecv mp;                   // the own RQ's multi-packet buffer (mp_responder.cpp)
 };
 
-class Qp : public ktl::RefCounted<Qp>, public SqPollTarget {
+class Qp : public ktl::RefCounted<Qp>, public ktl::RcuFreed, public SqPollTarget {
 public:
 	static ktl::Result<ktl::RefPtr<Qp>> create(Device &dev, const sroce_core_qp_init &init);
 	void destroy();

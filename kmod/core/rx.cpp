@@ -102,8 +102,9 @@ void rx_packet(Device &dev, sroce_env_pkt *pkt, sroce_env_batch *b, bool steered
 	u32 bth = rx.ip.bth_offset;
 	rx.payload_off = bth + rx.pi.payload_offset;
 	// Looked up once, here; the checks below still count a bad QPN after
-	// a bad ICRC or P_Key, as before.
-	auto qp = dev.qps().lookup(rx.pi.hdr.bth.dest_qpn);
+	// a bad ICRC or P_Key, as before. Without the table's lock: every
+	// receive runs in a batch, an RCU read-side section (env.h).
+	auto qp = dev.qps().lookup_rcu(rx.pi.hdr.bth.dest_qpn);
 	// The ICRC and the copy are the work worth spreading: steer first.
 	if (!steered && steer(qp.get(), rx))
 		return; // the env has it, for another CPU

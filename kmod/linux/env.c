@@ -9,6 +9,7 @@
 #include <linux/mm.h>
 #include <linux/printk.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
 #include <linux/ratelimit.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -37,6 +38,26 @@ void *sroce_env_zalloc_user(unsigned long size)
 void sroce_env_free(void *ptr)
 {
 	kvfree(ptr);
+}
+
+struct sroce_env_rcu_free {
+	struct rcu_head rcu;
+	void *ptr;
+};
+static_assert(sizeof(struct sroce_env_rcu_free) <= sizeof(struct sroce_env_rcu_head));
+
+/* Softirq (RCU callbacks): vfree defers a vmalloc block by itself there. */
+static void sroce_env_rcu_free_cb(struct rcu_head *rcu)
+{
+	kvfree(container_of(rcu, struct sroce_env_rcu_free, rcu)->ptr);
+}
+
+void sroce_env_free_rcu(void *ptr, struct sroce_env_rcu_head *head)
+{
+	struct sroce_env_rcu_free *f = (struct sroce_env_rcu_free *)head;
+
+	f->ptr = ptr;
+	call_rcu(&f->rcu, sroce_env_rcu_free_cb);
 }
 
 /* vmalloc'ed blocks whose free came where sleeping is not allowed. 6.1
@@ -69,6 +90,7 @@ void sroce_env_free_deferred(void *ptr)
 /* Module exit, after every device is gone: nothing may still be queued. */
 void sroce_env_exit(void)
 {
+	rcu_barrier(); /* sroce_env_free_rcu's callbacks are module code */
 	flush_work(&sroce_env_free_work);
 }
 

@@ -30,6 +30,9 @@ thread_local int t_held[max_held];
 thread_local int t_nheld = 0;
 // Acquisitions per lock kind, all threads, since the program started.
 std::atomic<unsigned long> g_lock_taken[SROCE_LOCK_KINDS];
+// sroce_env_free_rcu's blocks, until the next grace period (rcu_barrier).
+std::mutex g_rcu_mutex;
+std::vector<void *> g_rcu_pending;
 // The CPU sroce_env_cpu names for this thread, and how many there are.
 thread_local int t_cpu = 0;
 std::atomic<int> g_nr_cpus{4};
@@ -68,7 +71,27 @@ unsigned long block_free(void *ptr) {
 } // namespace
 
 namespace env_host {
-long live_allocations() { return g_live.load(); }
+long live_allocations() {
+	rcu_barrier();
+	return g_live.load();
+}
+void rcu_barrier() {
+	std::vector<void *> ready;
+	{
+		std::lock_guard<std::mutex> g(g_rcu_mutex);
+		ready.swap(g_rcu_pending);
+	}
+	for (void *p : ready)
+		block_free(p);
+}
+// What is still pending at exit is freed then, before the leak check.
+struct RcuDrainAtExit {
+	~RcuDrainAtExit() { rcu_barrier(); }
+} g_rcu_drain_at_exit;
+size_t rcu_pending() {
+	std::lock_guard<std::mutex> g(g_rcu_mutex);
+	return g_rcu_pending.size();
+}
 void fail_nth_allocation(int n) { g_fail_countdown.store(n); }
 std::vector<std::string> &log_lines() { return g_log; }
 int warnings() { return g_warnings.load(); }
@@ -136,6 +159,13 @@ void sroce_env_free(void *ptr) {
 	if (t_nheld > 0 && *reinterpret_cast<unsigned long *>(static_cast<unsigned char *>(ptr) - header) > page)
 		sroce_env_warn(__FILE__, __LINE__, "free that may sleep (vfree) under a spinlock");
 	block_free(ptr);
+}
+
+void sroce_env_free_rcu(void *ptr, sroce_env_rcu_head *) {
+	if (!ptr)
+		return;
+	std::lock_guard<std::mutex> g(g_rcu_mutex);
+	g_rcu_pending.push_back(ptr);
 }
 
 void sroce_env_free_deferred(void *ptr) {

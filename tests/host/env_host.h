@@ -39,6 +39,12 @@ int locks_held(); // by the calling thread
 // How often locks of this kind were taken, by any thread (a test compares
 // the count before and after an operation).
 unsigned long locks_taken(int kind);
+// RCU: sroce_env_free_rcu's blocks wait until rcu_barrier, which the
+// simulator calls between two of its steps (no core call runs then, so no
+// reader holds a pointer) and live_allocations before counting. A test that
+// runs core calls on threads of its own calls it where they are quiet.
+void rcu_barrier();
+size_t rcu_pending(); // blocks waiting for it
 // What sroce_env_cpu answers on the calling thread (default 0, taken
 // modulo the CPU count), and sroce_env_nr_cpus for all (default 4; set it
 // before creating a device: a device sizes its per-CPU shards at creation).

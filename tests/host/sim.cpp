@@ -250,6 +250,8 @@ bool Engine::step() {
 	} else {
 		deliver(item);
 	}
+	// A grace period: no core call runs between two steps (env_host.h).
+	env_host::rcu_barrier();
 	return true;
 }
 

@@ -7,11 +7,33 @@
 
 namespace ktl {
 
+// A T that readers may find without a lock (ObjectTable::lookup_rcu)
+// derives from RcuFreed too: its memory is freed a grace period after its
+// destructor ran (env.h sroce_env_free_rcu), so such a reader's try_ref()
+// still reads a count, 0, and not freed memory.
+class RcuFreed {
+public:
+	sroce_env_rcu_head *rcu_free_head() { return &rcu_head_; }
+
+private:
+	sroce_env_rcu_head rcu_head_{};
+};
+
 template <typename T> class RefCounted : NonCopyable {
 public:
 	void ref() const {
 		u32 old = refs_.fetch_add(1, MemoryOrder::relaxed);
 		KTL_WARN_ON(old == 0 || old == ~0u); // resurrection or overflow
+	}
+	// A reference unless the count already reached 0 (the object is being
+	// destroyed): for readers that found it without a lock.
+	bool try_ref() const {
+		u32 old = refs_.load(MemoryOrder::relaxed);
+		do {
+			if (old == 0 || KTL_WARN_ON(old == ~0u))
+				return false;
+		} while (!refs_.compare_exchange(old, old + 1, MemoryOrder::acquire, MemoryOrder::relaxed));
+		return true;
 	}
 	// True when this dropped the last reference (the object is gone).
 	bool unref() const {
@@ -20,7 +42,14 @@ public:
 			return false;
 		if (old != 1)
 			return false;
-		destroy(const_cast<T *>(static_cast<const T *>(this)));
+		T *obj = const_cast<T *>(static_cast<const T *>(this));
+		if constexpr (requires(T *t) { t->rcu_free_head(); }) {
+			sroce_env_rcu_head *h = obj->rcu_free_head();
+			obj->~T();
+			sroce_env_free_rcu(obj, h);
+		} else {
+			destroy(obj);
+		}
 		return true;
 	}
 	u32 ref_count() const { return refs_.load(MemoryOrder::relaxed); }
