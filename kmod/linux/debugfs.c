@@ -39,7 +39,7 @@ long sroce_counts_sum_at(struct sroce_dev *sdev, size_t offset)
 	if (!sdev->counts) /* the add failed before allocating them */
 		return 0;
 	for_each_possible_cpu(cpu)
-		sum += *(const long *)((const char *)per_cpu_ptr(sdev->counts, cpu) + offset);
+		sum += READ_ONCE(*(const long *)((const char *)per_cpu_ptr(sdev->counts, cpu) + offset));
 	return sum;
 }
 

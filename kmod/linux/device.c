@@ -219,11 +219,6 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	sroce_net_init_unregister_work(sdev);
 	sroce_local_init(sdev);
 	strscpy(sdev->parent, netdev_name(ndev), sizeof(sdev->parent));
-	/* From here every failure ends in ib_dealloc_device -> dealloc. */
-	err = -ENOMEM;
-	sdev->counts = alloc_percpu(struct sroce_glue_counts);
-	if (!sdev->counts)
-		goto err;
 	/* The write() commands ib_core leaves off by default that the provider
 	 * uses: the SQ doorbell (an empty POST_SEND) and arming a CQ. */
 	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
@@ -239,6 +234,12 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &sroce_ah_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_stats_ops);
 	ib_set_device_ops(&sdev->ibdev, &sroce_counter_ops);
+	/* From here (dealloc_driver is set) every failure ends in
+	 * ib_dealloc_device -> dealloc. */
+	err = -ENOMEM;
+	sdev->counts = alloc_percpu(struct sroce_glue_counts);
+	if (!sdev->counts)
+		goto err;
 
 	/* Claim the netdev before registering, so that two concurrent adds
 	 * cannot both succeed. */

@@ -371,6 +371,9 @@ TEST_CASE("counters: each QP counts its own share of the device's", "[counters][
 // Issue 17 item 6: the device's block has a shard per CPU, each on lines of
 // its own, and reads sum them exactly, whichever CPU counted.
 TEST_CASE("counters: the device's block is per CPU and sums exactly", "[counters][percpu]") {
+	struct RestoreCpus {
+		~RestoreCpus() { env_host::set_nr_cpus(4); }
+	} restore;
 	for (int cpus : {1, 2, 3, 8}) {
 		CAPTURE(cpus);
 		env_host::set_nr_cpus(cpus);
@@ -406,5 +409,4 @@ TEST_CASE("counters: the device's block is per CPU and sums exactly", "[counters
 		CHECK(v[SROCE_CNT_RX_BYTES] == 12u * rounds);
 		CHECK(v[SROCE_CNT_TX_PKTS] == 0);
 	}
-	env_host::set_nr_cpus(4);
 }
