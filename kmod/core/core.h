@@ -367,9 +367,9 @@ void sroce_core_qp_query(struct sroce_core_qp *qp, struct sroce_core_qp_attr *at
 /* User QPs: the provider wrote WQEs into the mapped SQ; run the requester. */
 void sroce_core_qp_doorbell(struct sroce_core_qp *qp, struct sroce_env_batch *b);
 /* Receive steering of a user RC/UC QP (transport.md): the CPU its owner
- * was just seen on (modify; process context) and the CPUs it may run on (a
- * bitmap of len bytes, the env's to test; NULL: steering off for the QP),
- * and the owner's own choice
+ * was just seen on (modify; process context, may sleep: never inside a
+ * batch) and the CPUs it may run on (a bitmap of len bytes, the env's to
+ * test; NULL: steering off for the QP), and the owner's own choice
  * (srocedv_modify_qp_rx_cpu; -1: follow the owner). */
 void sroce_core_qp_owner_seen(struct sroce_core_qp *qp, int cpu, const void *allowed, unsigned int len);
 void sroce_core_qp_pin_rx_cpu(struct sroce_core_qp *qp, int cpu);

@@ -246,8 +246,9 @@ static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask
 	err = sroce_check_empty_req(udata) ?: sroce_qp_attr_to_core(sdev, attr, mask, &ca);
 	if (err)
 		return err;
+	/* Receive steering (vector.c): may sleep, so outside the batch's RCU. */
+	sroce_qp_owner_seen(to_sqp(ibqp));
 	sroce_batch_init(&b);
-	sroce_qp_owner_seen(to_sqp(ibqp)); /* receive steering (vector.c) */
 	err = sroce_core_qp_modify(to_sqp(ibqp)->core, &ca, mask, &b); /* checks as ib_modify_qp_is_ok */
 	sroce_batch_flush(sdev, &b);
 	return err;
