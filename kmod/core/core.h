@@ -75,6 +75,11 @@ struct sroce_core_dev_init {
 	unsigned int sq_idle_us;
 	unsigned int sq_yield_us;
 	char poller_name[16];
+	/* Zero-copy send (transport.md): an RC or XRC request's payload, or a
+	 * READ response's, of at least this many bytes from a zero-copy MR
+	 * goes into the packet as page fragments instead of being copied. 0:
+	 * always copy. */
+	unsigned int zero_copy_min;
 };
 
 struct sroce_core_port_attr {
@@ -418,6 +423,10 @@ struct sroce_core_mr_init {
 	 * release. */
 	void (*release)(void *owner, int may_sleep);
 	void *owner;
+	/* The pages are page memory the env may hold references on
+	 * (sroce_env_pkt_add_frag): a user MR's pinned pages. Zero-copy send
+	 * reads them in place (sroce_core_dev_init.zero_copy_min). */
+	int zero_copy;
 	/* A fast-registration MR (ib_alloc_mr, IB_MR_TYPE_MEM_REG; kernel users
 	 * only): room for npages pages of (1 << page_shift) bytes, no mapping
 	 * and access 0 until an IB_WR_REG_MR registers what

@@ -113,6 +113,7 @@ enum sroce_core_counter {
 	SROCE_CNT_TAIL_PROBES,        /* RC packets sent again when answers stopped, before the retry timeout */
 	SROCE_CNT_RX_STEERED,         /* packets of connected QPs received on their owner's CPU, not here */
 	SROCE_CNT_RX_STEER_DROPS,     /* of them, dropped: that CPU's queue was full */
+	SROCE_CNT_TX_ZERO_COPY_PKTS,  /* RC/XRC request packets whose payload left from the MR's pages, uncopied */
 	SROCE_CNT_MAX
 };
 /* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */

@@ -76,6 +76,7 @@ const char *const names[] = {
 	"tail_probes",
 	"rx_steered",
 	"rx_steer_drops",
+	"tx_zero_copy",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace

@@ -48,6 +48,7 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	TRY(qps_.init(param::first_qpn, param::max_qp - 1));
 	TRY(ahs_.init(1, param::max_ah));
 	generation_ = sroce_env_now_ns();
+	zero_copy_min_ = init.zero_copy_min;
 	port_.init(init.netdev_up, init.netdev_mtu);
 	if (sq_poll_wanted(init.sq_poll, init.online_cpus, init.poll_cpus, init.pollers)) {
 		char name[sizeof(init.poller_name)];

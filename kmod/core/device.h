@@ -102,6 +102,8 @@ public:
 	ObjectTable<Ah> &ahs() { return ahs_; }
 	// The active IB MTU (enum ib_mtu) of the port.
 	u32 active_mtu();
+	// Payloads from this many bytes go out zero-copy (tx.cpp); 0: never.
+	u32 zero_copy_min() const { return zero_copy_min_; }
 
 	SqPoller &sq_poller() { return sq_poller_; }
 	// Stops the device's threads (process context, before the last unref).
@@ -120,6 +122,7 @@ private:
 	ktl::Result<void> init(const sroce_core_dev_init &init);
 
 	u64 generation_ = 0;
+	u32 zero_copy_min_ = 0;
 	ktl::SpinLock port_lock_{SROCE_LOCK_PORT};
 	Port port_; // guarded by port_lock_
 	IdAllocator pd_ids_;

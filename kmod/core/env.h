@@ -160,6 +160,21 @@ int sroce_env_pkt_read(const struct sroce_env_pkt *pkt, unsigned int off, void *
 unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int off,
 				 unsigned int len, unsigned int crc);
 
+/* Zero-copy send (transport.md, "Zero-copy send"). A packet whose linear
+ * part holds only its headers takes its payload as page fragments:
+ * sroce_env_pkt_add_frag appends the len bytes at kva, which lie inside one
+ * page of a zero-copy MR (sroce_core_mr_init.zero_copy), and holds a
+ * reference on that page until the packet is freed. The bytes are read
+ * when the packet leaves, and the page stays allocated even if the MR is
+ * released before that. At most SROCE_ENV_PKT_FRAGS fragments: -ENOSPC
+ * beyond; -EINVAL when kva and len are not inside one such page. Then
+ * sroce_env_pkt_add_tail appends the packet's last len bytes (pad and
+ * ICRC, at most 8) in memory of the env's and returns where to write them;
+ * NULL: no memory (free the packet). Usable in atomic context. */
+#define SROCE_ENV_PKT_FRAGS 16
+int sroce_env_pkt_add_frag(struct sroce_env_pkt *pkt, const void *kva, unsigned int len);
+unsigned char *sroce_env_pkt_add_tail(struct sroce_env_pkt *pkt, unsigned int len);
+
 /* Raises an event when the batch is flushed. owner is the opaque pointer
  * the glue gave when it created the object (ib_cq, ib_qp, ib_srq). kind is
  * SROCE_ENV_EVENT_COMP (the CQ's completion handler) or an enum

@@ -48,7 +48,8 @@ ktl::Result<void> Mr::validate(const sroce_core_mr_init &init, u64 *npages) {
 Mr::Mr(Pd &pd, const sroce_core_mr_init &init)
 	: pd_(&pd), iova_(init.dma ? 0 : init.iova), length_(init.dma ? ~0ull : init.length), npages_(0),
 	  first_offset_(0), access_(init.access), page_shift_(init.dma ? param::page_shift : init.page_shift),
-	  dma_(init.dma != 0), fast_reg_(init.fast_reg != 0) {
+	  dma_(init.dma != 0), fast_reg_(init.fast_reg != 0),
+	  zero_copy_(init.zero_copy != 0 && !init.dma && !init.fast_reg) {
 	if (fast_reg_)
 		length_ = 0; // nothing is inside until the first REG_MR
 	else if (!dma_)

@@ -54,6 +54,8 @@ public:
 	u32 access() const { return access_; }
 	bool is_dma() const { return dma_; }
 	bool is_fast_reg() const { return fast_reg_; }
+	// Its pages may go into packets as fragments (env.h's add_frag).
+	bool zero_copy() const { return zero_copy_; }
 	u32 windows() const { return windows_.load(ktl::MemoryOrder::relaxed); }
 	u32 page_shift() const { return page_shift_; }
 	u64 npages() const { return npages_; }
@@ -116,6 +118,7 @@ private:
 	u32 page_shift_;
 	bool dma_;
 	bool fast_reg_;
+	bool zero_copy_;
 	// Fast registration: the mapping ib_map_mr_sg staged for the next
 	// REG_MR ([npages_] pointers, nstaged_ of them set, iova at
 	// staged_offset_ in the first).

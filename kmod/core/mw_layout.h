@@ -149,6 +149,9 @@ struct KeyRef {
 		return layout ? layout->copy_from(addr, dst, len) : mr->copy_from(addr, dst, len);
 	}
 	u64 *atomic_ptr() const { return layout ? layout->atomic_ptr(addr) : mr->atomic_ptr(addr); }
+	// Its bytes may be sent in place (tx.cpp's zero-copy): an MR's pages,
+	// not a layout window's walk over several MRs.
+	bool zero_copy() const { return !layout && mr->zero_copy(); }
 };
 
 } // namespace sroce

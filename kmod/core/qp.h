@@ -23,6 +23,7 @@
 #include "rx_steer.h"
 #include "sq_poller.h"
 #include "srq.h"
+#include "tx.h"
 #include "xrcd.h"
 
 struct sroce_env_timer;
@@ -32,6 +33,7 @@ struct sroce_env_pkt;
 namespace sroce {
 
 class Mr;
+struct KeyRef;
 
 // A received packet, parsed and checked by rx.cpp.
 struct RxPacket {
@@ -338,13 +340,12 @@ private:
 		bool first = false, last = true;
 		u64 read_end = 0;      // a READ request asks up to here
 	};
-	struct Tx;
 	bool send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b);
 	bool execute_local_op_locked(SendWqe &w, u32 idx, sroce_env_batch *b);
 	bool route_packet_locked(SendWqe &w, RequestPacket &p, sroce_env_batch *b);
 	void request_headers(const SendWqe &w, RequestPacket &p) const;
 	bool ack_req_locked(const SendWqe &w, bool last);
-	bool gather_payload_locked(SendWqe &w, const RequestPacket &p, Tx &tx, sroce_env_batch *b);
+	ktl::Result<void> gather_payload_locked(SendWqe &w, const RequestPacket &p, Tx &tx);
 	void advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_batch *b);
 	void rewind_locked(u32 psn);
 	void catch_up_locked();
@@ -426,15 +427,13 @@ private:
 	void mp_flush_locked(sroce_env_batch *b);
 
 	// ---- tx.cpp: building packets ----
-	struct Tx {
-		sroce_env_pkt *pkt = nullptr;
-		u8 *data = nullptr;    // at the IP header
-		u32 ib_off = 0;        // BTH offset
-		u32 payload_off = 0;   // payload offset from the IP header
-		u32 len = 0;           // IP .. ICRC
-	};
+	// resend: a PSN sent before; zero_copy: the payload for tx_attach.
 	ktl::Result<Tx> tx_begin(sroce_env_path *path, const sroce_core_path_info &pinfo, const ib::Headers &h,
-				 u32 payload, u16 sport, bool resend = false); // resend: a PSN sent before
+				 u32 payload, u16 sport, bool resend = false, bool zero_copy = false);
+	// Appends len bytes at ref as fragments. An error (memory not to be
+	// sent in place, fragments full): send the packet as a copy instead.
+	ktl::Result<void> tx_attach(Tx &t, const KeyRef &ref, u32 len);
+	bool zero_copy_wanted(u32 len) const; // a payload of len from this QP's MRs
 	void tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b);
 	void tx_abort(Tx &t); // a packet begun but not sent
 	u16 udp_sport() const { return sport_; }

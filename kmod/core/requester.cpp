@@ -249,28 +249,6 @@ bool Qp::ack_req_locked(const SendWqe &w, bool last) {
 	return ack_req;
 }
 
-// Copies the packet's payload from the inline data or the SGEs. An SGE
-// that fails its lkey or bounds check fails the WQE.
-bool Qp::gather_payload_locked(SendWqe &w, const RequestPacket &p, Tx &tx, sroce_env_batch *b) {
-	if (!p.payload)
-		return true;
-	if (w.wqe.flags & SROCE_WQE_INLINE) {
-		__builtin_memcpy(tx.data + tx.payload_off, w.inline_data() + p.off, p.payload);
-		return true;
-	}
-	if (is_atomic_write(w.wqe.opcode)) { // the bytes as given, no byte order
-		__builtin_memcpy(tx.data + tx.payload_off, &w.wqe.rdma.compare_add, p.payload);
-		return true;
-	}
-	auto r = sge_gather(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, p.off, tx.data + tx.payload_off,
-			    p.payload);
-	if (!r.is_error())
-		return true;
-	tx_abort(tx);
-	fail_send_locked(w, len_or_prot_status(r.error()), b);
-	return false;
-}
-
 // After a packet went out: retransmission accounting, the next PSN and
 // offset, and the next WQE once this one is all sent.
 void Qp::advance_locked(SendWqe &w, u32 idx, const RequestPacket &p, sroce_env_batch *b) {
@@ -328,15 +306,32 @@ bool Qp::send_packet_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	p.h.bth.ack_req = ack_req_locked(w, p.last);
 	if (reliable())
 		rtt_sent_locked(req_.psn, p.h.bth.ack_req);
-	auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_, reliable() && psn_diff(req_.psn, req_.psn_high) < 0);
-	if (t.is_error()) {
-		kick_locked(); // out of memory: work sends it later
+	bool resend = reliable() && psn_diff(req_.psn, req_.psn_high) < 0;
+	bool zero_copy = p.payload && !(w.wqe.flags & SROCE_WQE_INLINE) && !is_atomic_write(w.wqe.opcode) &&
+			 zero_copy_wanted(p.payload);
+	for (;;) {
+		auto t = tx_begin(p.path, *p.pinfo, p.h, p.payload, sport_, resend, zero_copy);
+		if (t.is_error()) {
+			kick_locked(); // out of memory: work sends it later
+			return false;
+		}
+		Tx tx = t.release_value();
+		auto g = gather_payload_locked(w, p, tx);
+		if (!g.is_error()) {
+			tx_finish(tx, p.path, b);
+			break;
+		}
+		tx_abort(tx);
+		// Memory that cannot go in place (a window over several MRs,
+		// more pieces than fragments), or an SGE the copy then fails
+		// too: the copy decides.
+		if (zero_copy) {
+			zero_copy = false;
+			continue;
+		}
+		fail_send_locked(w, len_or_prot_status(g.error()), b);
 		return false;
 	}
-	Tx tx = t.release_value();
-	if (!gather_payload_locked(w, p, tx, b))
-		return false;
-	tx_finish(tx, p.path, b);
 	advance_locked(w, idx, p, b);
 	return true;
 }

@@ -6,6 +6,8 @@
 #pragma once
 #include "abi.h"
 #include "device.h"
+#include "key_table.h"
+#include "mw_layout.h"
 
 struct sroce_env_pkt;
 
@@ -16,6 +18,30 @@ struct SgeList {
 	u32 num;
 	u32 pdn;
 };
+
+// Walks the SGEs covering [offset, offset + len) and calls
+// fn(ref, chunk_len, done) for each piece, ref being what the SGE's key
+// resolved to at the piece's start (an MR, or a window: seed 003's lkey),
+// with the rights in access. Stops at fn's first error.
+template <typename Fn>
+ktl::Result<void> sge_walk(Device &dev, const SgeList &l, u64 offset, u32 len, u32 access, Fn fn) {
+	u32 done = 0;
+	for (u32 i = 0; i < l.num && done < len; i++) {
+		const sroce_sge &s = l.sge[i];
+		if (offset >= s.length) {
+			offset -= s.length;
+			continue;
+		}
+		u32 n = u32(ktl::min(u64(s.length) - offset, u64(len - done)));
+		auto ref = TRY(dev.keys().lookup_lkey(s.lkey, l.pdn, s.addr + offset, n, access));
+		TRY(fn(ref, n, done));
+		done += n;
+		offset = 0;
+	}
+	if (done < len)
+		return ktl::Error::from_errno(ktl::err::msgsize);
+	return {};
+}
 
 // Total bytes of the list; -EMSGSIZE above 2^31 (the port's max message).
 ktl::Result<u64> sge_total(const SgeList &l);

@@ -204,6 +204,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	}
 	init.sq_idle_us = READ_ONCE(sroce_sq_idle_us);
 	init.sq_yield_us = READ_ONCE(sroce_sq_yield_us);
+	init.zero_copy_min = READ_ONCE(sroce_zero_copy_min);
 	snprintf(init.poller_name, sizeof(init.poller_name), "sqpoll/%s", netdev_name(ndev));
 
 	sdev = ib_alloc_device(sroce_dev, ibdev);

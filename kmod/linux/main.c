@@ -60,6 +60,12 @@ unsigned int sroce_sq_yield_us = 500;
 module_param_named(sq_yield_us, sroce_sq_yield_us, uint, 0644);
 MODULE_PARM_DESC(sq_yield_us, "Microseconds an SQ poller naps while other tasks want its CPU before it dozes; 0: at once; at most sq_idle_us/2 (default: 500)");
 
+/* Zero-copy send (Documentation/transport.md). Read when a device is
+ * created. */
+unsigned int sroce_zero_copy_min = 1024;
+module_param_named(zero_copy_min, sroce_zero_copy_min, uint, 0644);
+MODULE_PARM_DESC(zero_copy_min, "User RC/XRC request payloads of at least this many bytes leave from the registered pages as fragments, not copied; 0: always copy. Read when a device is added (default: 1024)");
+
 char *sroce_sq_poll_cpus = "";
 module_param_named(sq_poll_cpus, sroce_sq_poll_cpus, charp, 0444);
 MODULE_PARM_DESC(sq_poll_cpus, "CPUs the SQ pollers may run on, as a cpulist such as 0-1,3 (default: any)");

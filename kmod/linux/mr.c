@@ -95,6 +95,7 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length
 		.length = length,
 		.page_shift = PAGE_SHIFT,
 		.user = 1,
+		.zero_copy = 1, /* pinned pages in the linear map (page_address) */
 		.release = sroce_umem_release,
 	};
 	struct sg_page_iter it;

@@ -145,6 +145,54 @@ unsigned int sroce_env_pkt_crc32(const struct sroce_env_pkt *pkt, unsigned int o
 }
 SROCE_EXPORT_FOR_TESTS(sroce_env_pkt_crc32);
 
+/*
+ * Zero-copy send: a page of a user MR as a fragment, with its own page
+ * reference, so that deregistration or process exit while the packet waits
+ * in a queue frees nothing under it. The user may rewrite the bytes before
+ * they leave (as with MSG_ZEROCOPY): SKBFL_SHARED_FRAG tells the stack, and
+ * the peer's ICRC check drops such a packet.
+ */
+int sroce_env_pkt_add_frag(struct sroce_env_pkt *pkt, const void *kva, unsigned int len)
+{
+	struct sk_buff *skb = to_skb(pkt);
+	struct skb_shared_info *si = skb_shinfo(skb);
+
+	BUILD_BUG_ON(SROCE_ENV_PKT_FRAGS + 1 > MAX_SKB_FRAGS);
+	if (!len || offset_in_page(kva) + len > PAGE_SIZE || !virt_addr_valid(kva))
+		return -EINVAL;
+	if (si->nr_frags >= SROCE_ENV_PKT_FRAGS)
+		return -ENOSPC;
+	get_page(virt_to_page(kva));
+	skb_fill_page_desc(skb, si->nr_frags, virt_to_page(kva), offset_in_page(kva), len);
+	si->flags |= SKBFL_SHARED_FRAG;
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	return 0;
+}
+SROCE_EXPORT_FOR_TESTS(sroce_env_pkt_add_frag);
+
+/* The pad and ICRC after the fragments, in a page fragment of its own. */
+unsigned char *sroce_env_pkt_add_tail(struct sroce_env_pkt *pkt, unsigned int len)
+{
+	struct sk_buff *skb = to_skb(pkt);
+	struct page *page;
+	void *p;
+
+	if (WARN_ON_ONCE(len > 8 || skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS))
+		return NULL;
+	p = netdev_alloc_frag(len);
+	if (unlikely(!p))
+		return NULL;
+	page = virt_to_head_page(p);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, p - page_address(page), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += SKB_DATA_ALIGN(len);
+	return p;
+}
+SROCE_EXPORT_FOR_TESTS(sroce_env_pkt_add_tail);
+
 /* ---- transmission (flush) ------------------------------------------------ */
 
 /*

@@ -293,6 +293,7 @@ extern bool sroce_ipv6;
 extern int sroce_sq_poll; /* enum sroce_core_sq_poll */
 extern unsigned int sroce_sq_idle_us;
 extern unsigned int sroce_sq_yield_us;
+extern unsigned int sroce_zero_copy_min;
 extern char *sroce_sq_poll_cpus;
 unsigned int sroce_sq_poll_cpus_online(void); /* thread.c: online CPUs it names */
 

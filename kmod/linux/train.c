@@ -57,12 +57,14 @@ static bool sroce_train_dev_ok(const struct net_device *dev)
 
 /* The IP + UDP header length of a packet the core built for this family
  * (no IPv4 options, no IPv6 extension headers; its BTH linear), 0 if it is
- * not one. */
+ * not one. A zero-copy packet (its payload in fragments, pkt.c) is not:
+ * a train copies its packets' payloads into pages of its own, which would
+ * undo what zero-copy saved, so such packets leave one by one. */
 static unsigned int sroce_train_hlen(const struct sk_buff *skb, bool v6)
 {
 	unsigned int hlen = (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + sizeof(struct udphdr);
 
-	if (skb_headlen(skb) < hlen + SROCE_TRAIN_BTH)
+	if (skb_is_nonlinear(skb) || skb_headlen(skb) < hlen + SROCE_TRAIN_BTH)
 		return 0;
 	if (v6)
 		return ipv6_hdr(skb)->nexthdr == IPPROTO_UDP ? hlen : 0;

@@ -127,6 +127,26 @@ t "the shape check names a file without its comment and one too long" \
 t "... and the long one" "over 500 lines: long.h" kmod_shape "$shape"
 rm -rf "$shape"
 
+# A VM test counts its failed checks and exits with them at `finish`
+# (lib.sh); one that never calls it exits with its last command's status
+# and passes whatever failed before (64-trains did, until issue 17 item 7).
+vm_finish() { # vm_finish DIR...: names each test that does not end with finish
+	local f bad=0
+	for f in $(find "$@" -maxdepth 1 -name '[0-9]*.sh' | sort); do
+		grep -q 'lib\.sh' "$f" || continue
+		if [ "$(grep -v '^[[:space:]]*$' "$f" | tail -1)" != finish ]; then
+			echo "does not end with finish: ${f##*/}"
+			bad=1
+		fi
+	done
+	return $bad
+}
+t "every VM test that uses lib.sh ends with finish" 0 vm_finish "$top/tests/vm" "$top/tests/vm/slow" "$top/tests/pair"
+nofin=$(mktemp -d)
+printf '. lib.sh\ncheck x false\nend_two_hosts\n' >"$nofin/10-x.sh"
+t "... and names one that does not" "does not end with finish: 10-x.sh" vm_finish "$nofin"
+rm -rf "$nofin"
+
 # The provider exports only the srocedv API.
 exports=$(nm -D --defined-only "$top/build/user/libsroce.so.1" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
 t "provider exports only srocedv_* symbols" 0 sh -c "echo '$exports' | grep -q 'srocedv_query_device@@SROCE_1.0' && ! echo '$exports' | tr ' ' '\n' | grep . | grep -vq '^srocedv_[a-z_]*@@SROCE_1.0\$'"

@@ -37,6 +37,7 @@ std::vector<void *> g_rcu_pending;
 thread_local int t_cpu = 0;
 std::atomic<int> g_nr_cpus{4};
 std::atomic<long> g_user_bytes{0};
+std::atomic<unsigned long> g_zero_copy_bytes{0};
 std::atomic<uint64_t> g_random{0x5eed};
 
 void lock_order_abort(int held, int taken) {
@@ -113,6 +114,8 @@ int locks_held() { return t_nheld; }
 bool in_atomic() { return t_atomic > 0; }
 void set_cpu(int cpu) { t_cpu = cpu; }
 void set_nr_cpus(int n) { g_nr_cpus = n > 0 ? n : 1; }
+unsigned long zero_copy_bytes() { return g_zero_copy_bytes.load(); }
+void note_zero_copy_frag(unsigned int len) { g_zero_copy_bytes += len; }
 unsigned long locks_taken(int kind) {
 	return unsigned(kind) < SROCE_LOCK_KINDS ? g_lock_taken[kind].load() : 0;
 }

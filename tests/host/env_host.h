@@ -50,6 +50,10 @@ size_t rcu_pending(); // blocks waiting for it
 // before creating a device: a device sizes its per-CPU shards at creation).
 void set_cpu(int cpu);
 void set_nr_cpus(int n);
+// Bytes sroce_env_pkt_add_frag has attached in place (zero-copy), since
+// the program started; note_zero_copy_frag counts them.
+unsigned long zero_copy_bytes();
+void note_zero_copy_frag(unsigned int len);
 
 // Atomic context, as the kernel's preempt count: a spinlock held, a timer or
 // receive callback running. A sleeping allocation or a waiting cancel there

@@ -275,6 +275,7 @@ int Sim::add_node(const NodeConfig &cfg) {
 	sroce_core_dev_init init{};
 	init.netdev_mtu = cfg.netdev_mtu;
 	init.netdev_up = cfg.up;
+	init.zero_copy_min = cfg.zero_copy_min;
 	sroce_core_dev *dev = nullptr;
 	int rc = sroce_core_dev_create(&init, &dev);
 	if (rc)

@@ -63,6 +63,7 @@ struct Event {
 struct NodeConfig {
 	unsigned int netdev_mtu = 9000;
 	bool up = true;
+	unsigned int zero_copy_min = 0; // sroce_core_dev_init's
 };
 
 // A route from one node to another: the caller owns one reference of path

@@ -142,9 +142,38 @@ void sroce_env_pkt_free(sroce_env_pkt *pkt) {
 	if (!pkt)
 		return;
 	for (auto &f : pkt->frags)
-		delete[] f.data;
+		if (!f.borrowed)
+			delete[] f.data;
 	env_host::count_allocation(-1);
 	delete pkt;
+}
+
+// As the glue's: page fragments after a linear head, at most
+// SROCE_ENV_PKT_FRAGS, each inside one 4 KiB page; then the tail.
+int sroce_env_pkt_add_frag(sroce_env_pkt *pkt, const void *kva, unsigned int len) {
+	auto addr = reinterpret_cast<uintptr_t>(kva);
+	if (!len || (addr & 4095) + len > 4096)
+		return -EINVAL;
+	if (pkt->frags.size() > SROCE_ENV_PKT_FRAGS)
+		return -ENOSPC;
+	pkt->frags.push_back({static_cast<unsigned char *>(const_cast<void *>(kva)), len, true});
+	pkt->len += len;
+	env_host::note_zero_copy_frag(len);
+	return 0;
+}
+
+unsigned char *sroce_env_pkt_add_tail(sroce_env_pkt *pkt, unsigned int len) {
+	if (len > 8) {
+		sroce_env_warn(__FILE__, __LINE__, "pkt_add_tail: more than 8 bytes");
+		return nullptr;
+	}
+	if (env_host::take_allocation_failure())
+		return nullptr;
+	auto *d = new unsigned char[std::max(len, 1u)];
+	memset(d, 0xa5, len); // poisoned: the core writes every byte
+	pkt->frags.push_back({d, len});
+	pkt->len += len;
+	return d;
 }
 
 void sroce_env_pkt_send(sroce_env_batch *b, sroce_env_path *path, sroce_env_pkt *pkt) {

@@ -10,11 +10,15 @@
 #include "sim.h"
 
 // A packet: fragment 0 is the linear head. Buffers are exactly as long as
-// their fragment, so ASan catches a read past the linear head.
+// their fragment, so ASan catches a read past the linear head. A borrowed
+// fragment (sroce_env_pkt_add_frag: zero-copy) points into an MR's pages
+// and is not freed with the packet; the engine reads it when the packet
+// leaves (the batch's flush), as the kernel's stack does.
 struct sroce_env_pkt {
 	struct Frag {
 		unsigned char *data;
 		unsigned int len;
+		bool borrowed = false;
 	};
 	std::vector<Frag> frags;
 	unsigned int len = 0; // total

@@ -57,9 +57,9 @@ bool Buffer::guards_intact() const {
 	return true;
 }
 
-Fixture::Fixture(uint64_t seed, unsigned int mtu) : sim_(seed) {
-	add_node(mtu);
-	add_node(mtu);
+Fixture::Fixture(uint64_t seed, unsigned int mtu, unsigned int zero_copy_min) : sim_(seed) {
+	add_node(mtu, zero_copy_min);
+	add_node(mtu, zero_copy_min);
 }
 
 Fixture::~Fixture() {
@@ -79,10 +79,11 @@ Fixture::~Fixture() {
 		sim_.remove_node(n->id);
 }
 
-Node &Fixture::add_node(unsigned int netdev_mtu) {
+Node &Fixture::add_node(unsigned int netdev_mtu, unsigned int zero_copy_min) {
 	auto n = std::make_unique<Node>();
 	sim::NodeConfig cfg;
 	cfg.netdev_mtu = netdev_mtu;
+	cfg.zero_copy_min = zero_copy_min;
 	n->id = sim_.add_node(cfg);
 	REQUIRE(n->id >= 0);
 	n->dev = sim_.dev(n->id);
@@ -110,7 +111,7 @@ void Fixture::timestamp_cq(Node &n) {
 	REQUIRE(sroce_core_cq_req_notify(n.cq, ib::cq_next_comp) == 0);
 }
 
-Buffer &Fixture::buffer(Node &n, size_t len, unsigned int access) {
+Buffer &Fixture::buffer(Node &n, size_t len, unsigned int access, bool zero_copy) {
 	auto b = std::make_unique<Buffer>();
 	b->len = len;
 	size_t pages = (len + 4095) / 4096;
@@ -126,6 +127,7 @@ Buffer &Fixture::buffer(Node &n, size_t len, unsigned int access) {
 	mi.access = access;
 	mi.page_shift = 12;
 	mi.npages = pages ? pages : 1;
+	mi.zero_copy = zero_copy;
 	REQUIRE(sroce_core_mr_create(n.dev, &mi, &b->mr) == 0);
 	for (size_t i = 0; i < mi.npages; i++)
 		sroce_core_mr_set_page(b->mr, i, b->data + i * 4096);

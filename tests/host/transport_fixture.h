@@ -64,7 +64,8 @@ struct Qp {
 
 class Fixture {
 public:
-	explicit Fixture(uint64_t seed, unsigned int mtu = 9000);
+	// zero_copy_min: the devices' (sroce_core_dev_init).
+	explicit Fixture(uint64_t seed, unsigned int mtu = 9000, unsigned int zero_copy_min = 0);
 	~Fixture();
 
 	sim::Sim &sim() { return sim_; }
@@ -72,13 +73,14 @@ public:
 	// SROCE_PACKET_TRACE is set: for replaying a failing seed.
 	void trace_from_env();
 	Node &node(int i) { return *nodes_[i]; }
-	Node &add_node(unsigned int netdev_mtu);
+	Node &add_node(unsigned int netdev_mtu, unsigned int zero_copy_min = 0);
 	// Makes the node's CQ again, with completion timestamps (before any QP
 	// uses it).
 	void timestamp_cq(Node &n);
 
-	// access: IB_ACCESS_* bits. Contents filled with a pattern.
-	Buffer &buffer(Node &n, size_t len, unsigned int access);
+	// access: IB_ACCESS_* bits. Contents filled with a pattern. zero_copy:
+	// the MR's pages may be sent in place (as the glue's user MRs).
+	Buffer &buffer(Node &n, size_t len, unsigned int access, bool zero_copy = true);
 	void dereg(Buffer &b);
 	unsigned int lkey(const Buffer &b) const;
 

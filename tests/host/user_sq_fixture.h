@@ -25,7 +25,9 @@ struct UserSq {
 	int owner = 0;
 	unsigned long long doorbells = 0, skipped = 0;
 
-	UserSq(Fixture &fx, Node &node) : f(fx), n(node) {
+	// max_sge, max_inline: of its send WQEs (post takes up to max_sge
+	// SGEs, or inline bytes in their place).
+	UserSq(Fixture &fx, Node &node, unsigned int max_sge = 1, unsigned int max_inline = 0) : f(fx), n(node) {
 		sroce_alloc_ucontext_req req{};
 		req.abi_version = SROCE_ABI_VERSION;
 		req.flags = SROCE_UCTX_REQ_NO_SQ_POLL;
@@ -38,14 +40,15 @@ struct UserSq {
 		qi.pd = n.pd;
 		qi.send_cq = n.cq;
 		qi.recv_cq = n.cq;
-		qi.max_send_sge = 1;
+		qi.max_send_sge = max_sge;
+		qi.max_inline_data = max_inline;
 		qi.max_recv_sge = 1;
 		qi.user = 1;
 		qi.uctx = uc;
-		qi.sq_stride = stride = sroce_core_wqe_stride(1, 0);
-		qi.rq_stride = stride;
+		qi.sq_stride = stride = sroce_core_wqe_stride(max_sge, max_inline);
+		qi.rq_stride = sroce_core_wqe_stride(1, 0);
 		sq = qi.sq_ring = alloc_ring(256, 16384, stride, &qi.sq_log_size);
-		rq = qi.rq_ring = alloc_ring(256, 16384, stride, &qi.rq_log_size);
+		rq = qi.rq_ring = alloc_ring(256, 16384, qi.rq_stride, &qi.rq_log_size);
 		log_size = qi.sq_log_size;
 		REQUIRE(sroce_core_qp_create(n.dev, &qi, &qp) == 0);
 	}
@@ -67,11 +70,12 @@ struct UserSq {
 	bool ack_due() const { return __atomic_load_n(&hdr()->kflags, __ATOMIC_ACQUIRE) & SROCE_SQ_ACK_DUE; }
 	// Writes one WQE and publishes it; the doorbell only when the flag
 	// allows (ring false: never, as a post racing the flag's clear).
-	void post(const sroce_wqe &w, const sroce_sge &s, bool ring = true) {
+	void post(const sroce_wqe &w, const sroce_sge &s, bool ring = true) { post(w, &s, 1, ring); }
+	void post(const sroce_wqe &w, const sroce_sge *s, unsigned int nsge, bool ring = true) {
 		auto *slot = static_cast<unsigned char *>(sq) + SROCE_RING_ENTRIES_OFFSET +
 			     size_t(prod & ((1u << log_size) - 1)) * stride;
 		std::memcpy(slot, &w, sizeof(w));
-		std::memcpy(slot + sizeof(w), &s, sizeof(s));
+		std::memcpy(slot + sizeof(w), s, nsge * sizeof(*s));
 		__atomic_store_n(&hdr()->producer, ++prod, __ATOMIC_RELEASE);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (!ring || ack_due()) {

@@ -304,6 +304,21 @@ host_perftest() {
 		"$tool" -d sroce2 -x "$g2" -F -u "$u" -p $port "$@" "10.0.$net.1"
 }
 
+# host_integrity NET NAME ARGS: the integrity program (every byte checked)
+# with its server in h1 (10.0.NET.1, rdma_cm port 19699) and its client in
+# h2, ARGS the client's (-n, -m, -S); both must pass.
+host_integrity() {
+	local net=$1 what=$2 l0 ipid
+	shift 2
+	l0=$(cm_listeners)
+	ip netns exec h1 timeout 300 "$PROGS/sroce_integrity" -s -a "10.0.$net.1" -p 19699 >/tmp/i.srv 2>&1 &
+	ipid=$!
+	check "integrity server listens" wait_until 20 cm_listening "$l0"
+	check "$what" ip netns exec h2 timeout 300 "$PROGS/sroce_integrity" -c -a "10.0.$net.1" -p 19699 "$@"
+	wait $ipid
+	check "integrity server exit 0" test $? -eq 0
+}
+
 # host_pp NAME PROG ARGS: an rdma-core ping-pong with data checks between
 # sroce1 and sroce2 (two_hosts 8 and sroce_on_hosts 8: $g1, $g2), on the
 # next $port.
