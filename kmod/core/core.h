@@ -58,9 +58,35 @@ enum sroce_core_port_event { SROCE_EVENT_NONE = 0, SROCE_EVENT_PORT_ACTIVE, SROC
  * where it gets a CPU of its own, sroce::sq_poll_auto in sq_poller.h). */
 enum sroce_core_sq_poll { SROCE_SQ_POLL_OFF = 0, SROCE_SQ_POLL_ON = 1, SROCE_SQ_POLL_AUTO = 2 };
 
+/* Shared SQ pollers (Documentation/sq-poller.md, "Shared pollers"): one
+ * thread polls the user send queues of every device that joins it, in any
+ * namespace, so that two devices' pollers never compete for one CPU. The
+ * glue keeps one per CPU named in sq_poll_cpus, or one that runs anywhere;
+ * a device joins one at creation (sroce_core_dev_init.sq_poller), and the
+ * poller must outlive every device that joined it. cpu: where its thread
+ * runs (-1: anywhere sq_poll_cpus allows); sq_idle_us and sq_yield_us as
+ * below; name: the thread's (15 chars). Create may sleep; destroy stops
+ * the thread (process context). */
+struct sroce_core_sq_poller;
+struct sroce_core_sq_poller_init {
+	int cpu;
+	unsigned int sq_idle_us;
+	unsigned int sq_yield_us;
+	char name[16];
+};
+int sroce_core_sq_poller_create(const struct sroce_core_sq_poller_init *init, struct sroce_core_sq_poller **out);
+void sroce_core_sq_poller_destroy(struct sroce_core_sq_poller *p);
+/* Whether a device should poll, by the module parameter's mode and, for
+ * auto, the machine (sroce::sq_poll_auto): online CPUs, those sq_poll_cpus
+ * names, and poller threads already running. */
+int sroce_core_sq_poll_wanted(int mode, unsigned int online_cpus, unsigned int poll_cpus, unsigned int pollers);
+
 struct sroce_core_dev_init {
 	unsigned int netdev_mtu;
 	int netdev_up; /* running with carrier */
+	/* A shared poller to join (above); NULL: sq_poll and the fields after
+	 * it decide whether the device starts a poller of its own. */
+	struct sroce_core_sq_poller *sq_poller;
 	/* The SQ poller (Documentation/sq-poller.md): enum sroce_core_sq_poll;
 	 * without one every post rings the doorbell. For SROCE_SQ_POLL_AUTO:
 	 * online_cpus, poll_cpus (online CPUs the module parameter
@@ -75,8 +101,8 @@ struct sroce_core_dev_init {
 	unsigned int sq_idle_us;
 	unsigned int sq_yield_us;
 	char poller_name[16];
-	/* Zero-copy send (transport.md): an RC or XRC request's payload, or a
-	 * READ response's, of at least this many bytes from a zero-copy MR
+	/* Zero-copy send (transport.md): an RC or XRC request's payload of at
+	 * least this many bytes from a zero-copy MR
 	 * goes into the packet as page fragments instead of being copied. 0:
 	 * always copy. */
 	unsigned int zero_copy_min;

@@ -34,6 +34,27 @@ int sroce_core_dev_create(const sroce_core_dev_init *init, sroce_core_dev **out)
 	return to_handle(Device::create(*init), out);
 }
 
+int sroce_core_sq_poller_create(const sroce_core_sq_poller_init *init, sroce_core_sq_poller **out) {
+	auto *p = ktl::create<SqPoller>(ktl::AllocCtx::may_sleep);
+	if (!p)
+		return -ktl::err::nomem;
+	auto r = start_poller(*p, init->name, init->sq_idle_us, init->sq_yield_us, init->cpu);
+	if (r.is_error()) {
+		ktl::destroy(p);
+		return ktl::to_rc(r);
+	}
+	*out = reinterpret_cast<sroce_core_sq_poller *>(p);
+	return 0;
+}
+
+void sroce_core_sq_poller_destroy(sroce_core_sq_poller *h) {
+	auto *p = reinterpret_cast<SqPoller *>(h);
+	if (!p)
+		return;
+	p->stop();
+	ktl::destroy(p);
+}
+
 void sroce_core_dev_destroy(sroce_core_dev *dev) {
 	if (!dev)
 		return;

@@ -50,14 +50,20 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	generation_ = sroce_env_now_ns();
 	zero_copy_min_ = init.zero_copy_min;
 	port_.init(init.netdev_up, init.netdev_mtu);
-	if (sq_poll_wanted(init.sq_poll, init.online_cpus, init.poll_cpus, init.pollers)) {
-		char name[sizeof(init.poller_name)];
-		__builtin_memcpy(name, init.poller_name, sizeof(name));
-		name[sizeof(name) - 1] = 0;
-		TRY(sq_poller_.start(u64(init.sq_idle_us) * 1000, name[0] ? name : "sroce_sqpoll",
-				     u64(init.sq_yield_us) * 1000));
+	if (init.sq_poller) {
+		sq_poller_ = reinterpret_cast<SqPoller *>(init.sq_poller);
+		return {};
 	}
+	if (sq_poll_wanted(init.sq_poll, init.online_cpus, init.poll_cpus, init.pollers))
+		TRY(start_poller(own_poller_, init.poller_name, init.sq_idle_us, init.sq_yield_us, -1));
 	return {};
+}
+
+ktl::Result<void> start_poller(SqPoller &p, const char (&name)[16], u32 idle_us, u32 yield_us, int cpu) {
+	char n[sizeof(name)];
+	__builtin_memcpy(n, name, sizeof(n));
+	n[sizeof(n) - 1] = 0;
+	return p.start(u64(idle_us) * 1000, n[0] ? n : "sroce_sqpoll", u64(yield_us) * 1000, cpu);
 }
 
 void Device::count_mr(u64 npages, bool add) {
@@ -99,3 +105,8 @@ void Device::fill_counts(sroce_core_counts *c) const {
 }
 
 } // namespace sroce
+
+extern "C" int sroce_core_sq_poll_wanted(int mode, unsigned int online_cpus, unsigned int poll_cpus,
+					 unsigned int pollers) {
+	return sroce::sq_poll_wanted(mode, online_cpus, poll_cpus, pollers);
+}

@@ -105,9 +105,11 @@ public:
 	// Payloads from this many bytes go out zero-copy (tx.cpp); 0: never.
 	u32 zero_copy_min() const { return zero_copy_min_; }
 
-	SqPoller &sq_poller() { return sq_poller_; }
-	// Stops the device's threads (process context, before the last unref).
-	void shutdown() { sq_poller_.stop(); }
+	// Its own poller, or the shared one it joined (core.h).
+	SqPoller &sq_poller() { return *sq_poller_; }
+	// Stops the device's threads (process context, before the last unref);
+	// a shared poller's is the glue's to stop.
+	void shutdown() { own_poller_.stop(); }
 
 	DeviceCounts &counts() { return counts_; }
 	ShardedCounterBlock &counters() { return counters_; }
@@ -134,8 +136,13 @@ private:
 	ObjectTable<Ah> ahs_;
 	DeviceCounts counts_;
 	ShardedCounterBlock counters_;
-	SqPoller sq_poller_;
+	SqPoller own_poller_;
+	SqPoller *sq_poller_ = &own_poller_;
 };
+
+// Starts p's thread named name (may be unterminated; empty: "sroce_sqpoll")
+// on cpu (-1: anywhere allowed), with the module's microsecond settings.
+ktl::Result<void> start_poller(SqPoller &p, const char (&name)[16], u32 idle_us, u32 yield_us, int cpu);
 
 // Makes a T numbered from `ids` (T(dev, number)): the number goes back if
 // the allocation fails, and in T's destructor after that.

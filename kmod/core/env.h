@@ -251,9 +251,10 @@ struct sroce_env_thread;
 typedef void (*sroce_env_thread_fn)(void *arg, struct sroce_env_thread *self);
 /* Starts fn(arg, self) on a new thread (may sleep; NULL on failure). fn
  * returns once sroce_env_thread_should_stop says so. name is at most 15
- * characters (the task's comm). The glue confines the thread to the CPUs
- * the module parameter sq_poll_cpus allows. */
-struct sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *name);
+ * characters (the task's comm). cpu >= 0: the thread runs on that CPU
+ * (while it is online); -1: the glue confines it to the CPUs the module
+ * parameter sq_poll_cpus allows. */
+struct sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *name, int cpu);
 /* Makes should_stop true, wakes the thread, waits for fn to return and
  * frees the thread. Process context; never from the thread itself. */
 void sroce_env_thread_stop(struct sroce_env_thread *t);

@@ -9,7 +9,7 @@ namespace sroce {
 
 SqPoller::~SqPoller() { stop(); }
 
-ktl::Result<void> SqPoller::start(u64 idle_ns, const char *name, u64 grace_ns) {
+ktl::Result<void> SqPoller::start(u64 idle_ns, const char *name, u64 grace_ns, int cpu) {
 	if (!lock_ready_) {
 		TRY(lock_.init());
 		lock_ready_ = true;
@@ -19,7 +19,7 @@ ktl::Result<void> SqPoller::start(u64 idle_ns, const char *name, u64 grace_ns) {
 	grace_ns_ = grace_ns < idle_ns / 2 ? grace_ns : idle_ns / 2;
 	// A few naps per grace: each is two context switches.
 	nap_ns_ = grace_ns_ / 4 < max_nap_ns ? grace_ns_ / 4 : max_nap_ns;
-	thread_ = sroce_env_thread_create(thread_main, this, name);
+	thread_ = sroce_env_thread_create(thread_main, this, name, cpu);
 	if (!thread_)
 		return ktl::Error::from_errno(ktl::err::nomem);
 	return {};

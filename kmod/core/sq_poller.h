@@ -99,9 +99,10 @@ public:
 
 	// Starts the thread (may sleep). idle_ns: how long the thread polls
 	// without finding work before it sleeps; grace_ns: how long contention
-	// must last before it dozes (at most idle_ns / 2).
+	// must last before it dozes (at most idle_ns / 2); cpu: where it runs
+	// (env.h's thread_create; -1: the CPUs sq_poll_cpus allows).
 	ktl::Result<void> start(u64 idle_ns, const char *name,
-				u64 grace_ns = default_contend_grace_ns);
+				u64 grace_ns = default_contend_grace_ns, int cpu = -1);
 	// Stops and joins the thread (process context). Every context and
 	// target must have been removed.
 	void stop();

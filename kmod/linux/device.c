@@ -21,10 +21,6 @@ static DEFINE_MUTEX(sroce_devices_lock);
 /* The same devices by netdev, for the receive path's look-up per packet (a
  * walk of the list cost one step per device: one per namespace). */
 static DEFINE_HASHTABLE(sroce_dev_by_ndev, 6);
-/* Devices whose core runs an SQ poller, for sq_poll=auto (two adds at once
- * may both miss the other's: auto is a default, not a limit). */
-static atomic_t sroce_sq_pollers = ATOMIC_INIT(0);
-
 static bool sroce_netdev_up(struct net_device *ndev)
 {
 	return netif_running(ndev) && netif_carrier_ok(ndev);
@@ -130,9 +126,8 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	sroce_debugfs_remove_dev(sdev);
 	sroce_vectors_free(sdev);
 	sroce_core_dev_destroy(sdev->core);
-	if (sdev->sq_polling)
-		atomic_dec(&sroce_sq_pollers);
-	sdev->sq_polling = false;
+	sroce_sq_poller_leave(sdev->sq_poller);
+	sdev->sq_poller = NULL;
 	/* The core has released every path and packet with its objects: what
 	 * is left would be used after this device is freed. */
 	WARN_ON(sroce_count_sum(sdev, paths) ||
@@ -161,25 +156,28 @@ static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 	return claimed;
 }
 
-/* Counts the device's poller (sq_poll=auto counts the others). */
-static void sroce_dev_count_sq_poll(struct sroce_dev *sdev)
-{
-	struct sroce_core_sq_poll_stats s = {};
-
-	sroce_core_dev_sq_poll(sdev->core, &s);
-	sdev->sq_polling = s.running;
-	if (s.running)
-		atomic_inc(&sroce_sq_pollers);
-}
-
 /* Once registered, what sq_poll=auto chose and why: a machine's mode
  * should not have to be guessed from benchmarks. */
-static void sroce_dev_note_sq_poll(struct sroce_dev *sdev, const struct sroce_core_dev_init *init)
+static void sroce_dev_note_sq_poll(struct sroce_dev *sdev, int mode, unsigned int threads)
 {
-	if (init->sq_poll == SROCE_SQ_POLL_AUTO)
-		pr_info("sroce: %s: sq_poll=auto: %s (%u CPUs online, %u named by sq_poll_cpus, %u other pollers)\n",
-			sdev->parent, sdev->sq_polling ? "an SQ poller" : "doorbell mode", init->online_cpus,
-			init->poll_cpus, init->pollers);
+	struct sroce_sq_poller *p = sdev->sq_poller;
+	cpumask_var_t named;
+	unsigned int n = 0;
+	char what[48];
+
+	if (mode != SROCE_SQ_POLL_AUTO)
+		return;
+	if (zalloc_cpumask_var(&named, GFP_KERNEL)) {
+		if (sroce_sq_poll_cpus_named(named))
+			n = cpumask_weight(named);
+		free_cpumask_var(named);
+	}
+	if (p && sroce_sq_poller_cpu(p) >= 0)
+		snprintf(what, sizeof(what), "the shared SQ poller of CPU %d", sroce_sq_poller_cpu(p));
+	else
+		strscpy(what, p ? "the shared SQ poller" : "doorbell mode", sizeof(what));
+	pr_info("sroce: %s: sq_poll=auto: %s (%u CPUs online, %u named by sq_poll_cpus, %u poller threads before)\n",
+		sdev->parent, what, num_online_cpus(), n, threads);
 }
 
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
@@ -189,23 +187,18 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		.netdev_up = sroce_netdev_up(ndev),
 	};
 	struct sroce_net *sn;
+	unsigned int threads;
 	struct sroce_dev *sdev;
-	int err;
+	int err, mode;
 
 	if (is_vlan_dev(ndev) || ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
 		netdev_warn(ndev, "sroce: needs a plain Ethernet device\n");
 		return -EPERM;
 	}
-	init.sq_poll = READ_ONCE(sroce_sq_poll);
-	if (init.sq_poll == SROCE_SQ_POLL_AUTO) {
-		init.online_cpus = num_online_cpus();
-		init.poll_cpus = sroce_sq_poll_cpus_online();
-		init.pollers = atomic_read(&sroce_sq_pollers);
-	}
-	init.sq_idle_us = READ_ONCE(sroce_sq_idle_us);
-	init.sq_yield_us = READ_ONCE(sroce_sq_yield_us);
+	/* The SQ poller is shared (sqpoll.c): the device never starts one
+	 * of its own. */
+	init.sq_poll = SROCE_SQ_POLL_OFF;
 	init.zero_copy_min = READ_ONCE(sroce_zero_copy_min);
-	snprintf(init.poller_name, sizeof(init.poller_name), "sqpoll/%s", netdev_name(ndev));
 
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
@@ -247,10 +240,12 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	err = -EEXIST;
 	if (!sroce_claim_netdev(sdev, ndev))
 		goto err;
+	mode = READ_ONCE(sroce_sq_poll);
+	sdev->sq_poller = sroce_sq_poller_join(mode, &threads); /* dealloc leaves it */
+	init.sq_poller = sroce_sq_poller_core(sdev->sq_poller);
 	err = sroce_core_dev_create(&init, &sdev->core);
 	if (err)
 		goto err;
-	sroce_dev_count_sq_poll(sdev);
 	sn = sroce_net_get(dev_net(ndev));
 	if (IS_ERR(sn)) {
 		err = PTR_ERR(sn);
@@ -272,7 +267,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 	if (err)
 		goto err;
-	sroce_dev_note_sq_poll(sdev, &init);
+	sroce_dev_note_sq_poll(sdev, mode, threads);
 	return 0;
 
 err:

@@ -32,7 +32,7 @@ struct sroce_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;       /* held by ib_device_set_netdev while registered */
 	struct sroce_core_dev *core;
-	bool sq_polling;               /* its core started a poller: sroce_sq_pollers */
+	struct sroce_sq_poller *sq_poller; /* the shared poller it joined (sqpoll.c); NULL: none */
 	struct sroce_net *sn;          /* the namespace's sockets, one reference */
 	struct list_head list;         /* sroce_devices, under sroce_devices_lock */
 	struct hlist_node ndev_node;   /* sroce_dev_by_ndev, the same */
@@ -295,7 +295,14 @@ extern unsigned int sroce_sq_idle_us;
 extern unsigned int sroce_sq_yield_us;
 extern unsigned int sroce_zero_copy_min;
 extern char *sroce_sq_poll_cpus;
-unsigned int sroce_sq_poll_cpus_online(void); /* thread.c: online CPUs it names */
+bool sroce_sq_poll_cpus_named(struct cpumask *mask); /* thread.c: online CPUs it names */
+
+/* sqpoll.c: the shared SQ pollers */
+struct sroce_sq_poller;
+struct sroce_sq_poller *sroce_sq_poller_join(int mode, unsigned int *threads);
+struct sroce_core_sq_poller *sroce_sq_poller_core(const struct sroce_sq_poller *p);
+int sroce_sq_poller_cpu(const struct sroce_sq_poller *p);
+void sroce_sq_poller_leave(struct sroce_sq_poller *p);
 
 /* device.c */
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);

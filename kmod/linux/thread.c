@@ -43,20 +43,13 @@ static bool sroce_sq_poll_mask(struct cpumask *mask)
 	return true;
 }
 
-/* How many online CPUs sq_poll_cpus names (0: none), for sq_poll=auto. */
-unsigned int sroce_sq_poll_cpus_online(void)
+/* The online CPUs sq_poll_cpus names, into mask; false if none. */
+bool sroce_sq_poll_cpus_named(struct cpumask *mask)
 {
-	cpumask_var_t mask;
-	unsigned int n = 0;
-
-	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
-		return 0;
-	if (sroce_sq_poll_mask(mask)) {
-		cpumask_and(mask, mask, cpu_online_mask);
-		n = cpumask_weight(mask);
-	}
-	free_cpumask_var(mask);
-	return n;
+	if (!sroce_sq_poll_mask(mask))
+		return false;
+	cpumask_and(mask, mask, cpu_online_mask);
+	return !cpumask_empty(mask);
 }
 
 static void sroce_thread_set_cpus(struct task_struct *task)
@@ -71,7 +64,7 @@ static void sroce_thread_set_cpus(struct task_struct *task)
 	free_cpumask_var(mask);
 }
 
-struct sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *name)
+struct sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *name, int cpu)
 {
 	struct sroce_env_thread *t = kzalloc(sizeof(*t), GFP_KERNEL);
 	struct task_struct *task;
@@ -88,7 +81,10 @@ struct sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *a
 	/* kthread_stop needs the task even if it were to exit early. */
 	get_task_struct(task);
 	t->task = task;
-	sroce_thread_set_cpus(task);
+	/* One CPU's shared poller (sqpoll.c) stays there while it is online
+	 * (not kthread_bind: hotplug may move it). */
+	if (cpu < 0 || set_cpus_allowed_ptr(task, cpumask_of(cpu)))
+		sroce_thread_set_cpus(task);
 	wake_up_process(task);
 	return t;
 }

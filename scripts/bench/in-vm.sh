@@ -91,7 +91,7 @@ addr[sroce]=10.0.8.1 addr[rxe]=10.0.9.1
 	# The module's parameters as loaded (sq_poll and the like, once they exist).
 	echo "sroce_params $(for f in /sys/module/sroce/parameters/*; do [ -r "$f" ] && printf '%s=%s ' "${f##*/}" "$(cat "$f")"; done)"
 	# What sq_poll=auto chose: the poller threads running (0: doorbell mode).
-	echo "sq_pollers $(pgrep -c '^sqpoll/' || true)"
+	echo "sq_pollers $(pgrep -c 'sqpoll' || true)"
 	# The module's own timings at load (<debugfs>/sroce/icrc): memcpy and
 	# the ICRC per 4 KiB, and the bandwidth they allow on one and two CPUs.
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug

@@ -45,7 +45,7 @@ void env_host::clear_unsimulated_events() {
 
 extern "C" {
 
-sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *) {
+sroce_env_thread *sroce_env_thread_create(sroce_env_thread_fn fn, void *arg, const char *, int) {
 	if (env_host::take_allocation_failure())
 		return nullptr;
 	env_host::count_allocation(1);

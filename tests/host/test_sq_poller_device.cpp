@@ -315,3 +315,86 @@ TEST_CASE("SQ poller: a pass erroring 40 QPs onto one armed CQ loses no event", 
 	CHECK(env_host::live_allocations() == base);
 	env_host::clear_unsimulated_events();
 }
+
+// Shared pollers (core.h, sroce_core_sq_poller_*; the glue's sqpoll.c): two
+// devices join one poller thread, which scans both devices' polled QPs;
+// either device may go first, and the poller keeps serving the other.
+TEST_CASE("SQ poller: two devices share one poller thread, which serves both and outlives each",
+	  "[sq_poller][threads]") {
+	env_host::clear();
+	long base = env_host::live_allocations();
+	sroce_core_sq_poller_init pi{};
+	pi.cpu = -1;
+	pi.sq_idle_us = 300000; // awake long enough for the checks
+	std::strcpy(pi.name, "test_shared");
+	sroce_core_sq_poller *poller = nullptr;
+	REQUIRE(sroce_core_sq_poller_create(&pi, &poller) == 0);
+
+	struct Dev {
+		sroce_core_dev *dev = nullptr;
+		sroce_core_ucontext *uc = nullptr;
+		std::vector<unsigned char> page = std::vector<unsigned char>(SROCE_PAGE_SIZE);
+		sroce_core_pd *pd = nullptr;
+		UserCq cq;
+		UserQp qp;
+	} d[2];
+	for (Dev &x : d) {
+		sroce_core_dev_init init{};
+		init.netdev_mtu = 9000;
+		init.netdev_up = 1;
+		init.sq_poller = poller;
+		REQUIRE(sroce_core_dev_create(&init, &x.dev) == 0);
+		sroce_alloc_ucontext_resp resp{};
+		x.uc = make_uctx(x.dev, 0, resp);
+		CHECK((resp.caps & SROCE_UCTX_CAP_SQ_POLL)); // polled: the device has a poller
+		sroce_core_ucontext_fill_page(x.uc, x.page.data());
+		REQUIRE(sroce_core_pd_create(x.dev, &x.pd) == 0);
+		make_user_cq(x.cq, x.dev);
+		make_user_qp(x.qp, x.dev, x.pd, x.cq.cq, x.uc, sroce::ib::qpt_rc);
+	}
+	sroce_core_sq_poll_stats st{};
+	auto drains = [&] {
+		sroce_core_dev_sq_poll(d[1].dev, &st); // either device shows the shared poller's counts
+		return st.drains;
+	};
+	auto kick = [](Dev &x) {
+		sroce_env_run_batched(
+			[](void *q, sroce_env_batch *b) { sroce_core_qp_doorbell((sroce_core_qp *)q, b); }, x.qp.qp);
+		auto *pg = reinterpret_cast<sroce_context_page *>(x.page.data());
+		for (int i = 0; i < 2000 && (pg->flags & SROCE_CTX_NEED_WAKEUP); i++)
+			std::this_thread::sleep_for(std::chrono::microseconds(50));
+	};
+	// A producer that moves with no doorbell is drained, on either device.
+	auto moved_is_drained = [&](Dev &x, unsigned int prod) {
+		uint64_t d0 = drains();
+		__atomic_store_n(&static_cast<sroce_ring_header *>(x.qp.sq)->producer, prod, __ATOMIC_RELEASE);
+		for (int i = 0; i < 4000 && drains() == d0; i++)
+			std::this_thread::sleep_for(std::chrono::microseconds(50));
+		return drains() > d0;
+	};
+	kick(d[0]);
+	kick(d[1]);
+	CHECK(moved_is_drained(d[0], 1));
+	CHECK(moved_is_drained(d[1], 1));
+	sroce_core_dev_sq_poll(d[0].dev, &st);
+	CHECK(st.running == 1);
+
+	// The first device goes (in the glue's order); the poller still serves
+	// the second.
+	auto teardown = [](Dev &x) {
+		sroce_core_qp_destroy(x.qp.qp);
+		sroce_core_ucontext_destroy(x.uc);
+		sroce_core_cq_destroy(x.cq.cq);
+		sroce_core_pd_destroy(x.pd);
+		sroce_core_dev_destroy(x.dev);
+		for (void *m : {x.qp.sq, x.qp.rq, x.cq.ci.ring})
+			std::free(m);
+	};
+	teardown(d[0]);
+	kick(d[1]);
+	CHECK(moved_is_drained(d[1], 2));
+	teardown(d[1]);
+	sroce_core_sq_poller_destroy(poller);
+	CHECK(env_host::live_allocations() == base);
+	CHECK(env_host::warnings() == 0);
+}

@@ -2,7 +2,9 @@
 # The SQ poller (Documentation/sq-poller.md), between two namespaces:
 #  - sq_poll=auto, the default, polls only where a poller gets a CPU of
 #    its own (not on these 2 vCPUs, unless sq_poll_cpus names one); Y and
-#    N force it; with the pollers on CPU 1 and the tools
+#    N force it; the poller is shared: one thread (per CPU named in
+#    sq_poll_cpus) serves both devices, in two namespaces, and stops when
+#    the last of them goes; with the poller on CPU 1 and the tools
 #    on CPU 0, strace -f -c of an ib_write_bw and an ib_send_bw client
 #    shows a small constant of write() calls, not one per post;
 #  - a poller whose CPU another task wants dozes instead of spinning;
@@ -32,7 +34,16 @@ down() {
 		wait_until 20 rmmod sroce
 }
 
-poller_pid() { pgrep -x "sqpoll/veth-h$1"; }
+# The shared pollers (kmod/linux/sqpoll.c): sroce_sqpoll, or sroce_sqpoll/CPU.
+POLLER='sroce_sqpoll(/[0-9]+)?'
+poller_pid() { pgrep -x "$POLLER" | head -1; }
+poller_threads() { pgrep -c -x "$POLLER"; }
+# one_poller_for_both [NAME]: exactly one poller thread (named NAME if
+# given), and both devices poll through it.
+one_poller_for_both() {
+	[ "$(poller_threads)" = 1 ] && { [ -z "${1:-}" ] || pgrep -x "$1" >/dev/null; } &&
+		[ "$(sq_poll_stat sroce1 running)" = 1 ] && [ "$(sq_poll_stat sroce2 running)" = 1 ]
+}
 sq_poll_stat() { # sq_poll_stat IBDEV NAME
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 	awk -v n="$2" '$1 == n { print $2 }' "/sys/kernel/debug/sroce/$1/sq_poll"
@@ -103,7 +114,6 @@ few_writes() { [ "$writes" -lt $((ITERS / 10)) ]; }
 writes_within_acks() { [ "$writes" -le $((acks + tool_writes + 10)) ]; }
 one_write_per_post() { [ "$writes" -ge $((ITERS * 9 / 10)) ]; }
 
-two_pollers() { [ -n "$(pgrep -x sqpoll/veth-h1)" ] && [ -n "$(pgrep -x sqpoll/veth-h2)" ]; }
 log "-- sq_poll=auto (the default)"
 # A poller only where it gets a CPU of its own (sq_poller.h, sq_poll_auto):
 # CPUs named in sq_poll_cpus, or one per poller and two more for the
@@ -113,17 +123,17 @@ check "modprobe sroce, two devices" up
 check "sq_poll defaults to auto" grep -qx auto /sys/module/sroce/parameters/sq_poll
 out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
 if [ "$ncpu" -le 2 ]; then
-	check "auto on $ncpu CPUs: no poller thread" sh -c "! pgrep sqpoll/"
+	check "auto on $ncpu CPUs: no poller thread" sh -c "! pgrep sqpoll"
 	check "auto on $ncpu CPUs: srocedv_query_device says doorbell mode" grep -qx "sq_poll 0" <<<"$out"
 else
-	check "auto on $ncpu CPUs: the first device polls" test -n "$(pgrep -x sqpoll/veth-h1)"
+	check "auto on $ncpu CPUs: one shared poller for both devices" one_poller_for_both
 fi
 check "the kernel log says what auto chose and why" \
 	sh -c "dmesg | tail -n +$((klog0 + 1)) | grep -q 'sroce: veth-h2: sq_poll=auto: .*($ncpu CPUs online, 0 named by sq_poll_cpus'"
 check "rdma link delete, rmmod" down
 check "modprobe sroce sq_poll=Y, two devices" up sq_poll=Y
 check "sq_poll=Y reads back Y" grep -qx Y /sys/module/sroce/parameters/sq_poll
-check "sq_poll=Y: a poller thread per device" two_pollers
+check "sq_poll=Y: one poller thread serves both devices" one_poller_for_both sroce_sqpoll
 check "rdma link delete, rmmod" down
 # up_reads PARAM VALUE: up with PARAM, and sq_poll then reads back VALUE.
 up_reads() { up "$1" && grep -qx "$2" /sys/module/sroce/parameters/sq_poll; }
@@ -141,13 +151,15 @@ check "rdma link delete, rmmod" down
 check "modprobe refuses sq_poll=maybe" sh -c '! modprobe -C /dev/null sroce sq_poll=maybe 2>/dev/null && ! lsmod | grep -q "^sroce "'
 check "a bare sq_poll means Y, as for the bool it was" up_reads sq_poll Y
 check "rdma link delete, rmmod" down
-# auto with sq_poll_cpus: one poller per named CPU, the first device's.
+# auto with sq_poll_cpus: one poller per named CPU, shared by the devices
+# (before issue 17 item 5: the first device polled, the second rang).
 check "modprobe sroce sq_poll_cpus=1, two devices" up sq_poll_cpus=1
-check "auto with one CPU named: the first device polls, the second rings" \
-	sh -c '[ -n "$(pgrep -x sqpoll/veth-h1)" ] && [ -z "$(pgrep -x sqpoll/veth-h2)" ]'
+check "auto with one CPU named: both devices join its poller" one_poller_for_both sroce_sqpoll/1
+check "the kernel log names the shared poller of CPU 1" \
+	sh -c "dmesg | grep -q 'sroce: veth-h2: sq_poll=auto: the shared SQ poller of CPU 1 (.*1 poller threads before)'"
 check "rdma link delete, rmmod" down
 check "modprobe sroce sq_poll=Y sq_idle_us=20000 sq_poll_cpus=1, two devices" up sq_poll=Y sq_idle_us=20000 sq_poll_cpus=1
-check "a poller thread per device" two_pollers
+check "one poller thread, on CPU 1, serves both devices" one_poller_for_both sroce_sqpoll/1
 check "veth receive processing on CPU 0 (RPS)" rps_to_cpu0
 out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
 check "srocedv_query_device: polling active" grep -qx "sq_poll 1" <<<"$out"
@@ -217,13 +229,14 @@ kill -9 $hold
 wait $hold 2>/dev/null
 check "killed mid-burst: its objects are gone" wait_until 20 counts_zero sroce1
 check "rdma link delete after the kill" ip netns exec h1 rdma link delete sroce1
-check "the device's poller thread is gone" wait_until 10 sh -c "! pgrep -x sqpoll/veth-h1"
+check "the shared poller stays for sroce2" test "$(poller_threads)" = 1
 check "rdma link delete sroce2" ip netns exec h2 rdma link delete sroce2
+check "the last device gone: the poller thread stops" wait_until 10 sh -c "! pgrep sqpoll"
 check "rmmod sroce" wait_until 20 rmmod sroce
 
 log "-- sq_poll=0"
 check "modprobe sroce sq_poll=0, two devices" up sq_poll=0
-check "no poller thread" sh -c "! pgrep sqpoll/"
+check "no poller thread" sh -c "! pgrep sqpoll"
 out=$(ip netns exec h2 "$PROGS/sroce_sqpoll" query sroce2 2>&1)
 check "srocedv_query_device: polling off" grep -qx "sq_poll 0" <<<"$out"
 # The module's doorbell mode skips as the process's does: a debug kernel,
