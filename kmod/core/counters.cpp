@@ -30,6 +30,13 @@ u64 ShardedCounterBlock::get(sroce_core_counter id) const {
 	return sum;
 }
 
+u64 ShardedCounterBlock::in_flight() const {
+	u64 sum = 0;
+	for (u32 i = 0; i <= mask_; i++)
+		sum += shards_[i].in_flight.load(ktl::MemoryOrder::relaxed);
+	return sum;
+}
+
 u32 ShardedCounterBlock::read(u64 *out, u32 n) const {
 	u32 k = shards_[0].b.read(out, n);
 	for (u32 i = 1; i <= mask_; i++)

@@ -44,6 +44,13 @@ public:
 	void inc(sroce_core_counter id, u64 n = 1) { shards_[sroce_env_cpu() & mask_].b.inc(id, n); }
 	u64 get(sroce_core_counter id) const;
 	u32 read(u64 *out, u32 n) const;
+	// The device's packets in flight (allocated by the core, not yet sent
+	// or freed): every sent packet adds and takes one, so a shared count
+	// was another line every CPU wrote per packet. A packet may end on
+	// another CPU than it began: a shard wraps, the sum does not.
+	void in_flight_add(u64 n) { shards_[sroce_env_cpu() & mask_].in_flight.fetch_add(n, ktl::MemoryOrder::relaxed); }
+	void in_flight_sub(u64 n) { shards_[sroce_env_cpu() & mask_].in_flight.fetch_sub(n, ktl::MemoryOrder::relaxed); }
+	u64 in_flight() const;
 	// Where cpu's shard is (host tests check the layout).
 	const void *shard_of(u32 cpu) const { return &shards_[cpu & mask_]; }
 	static constexpr usize line = 64;
@@ -51,7 +58,9 @@ public:
 private:
 	struct Shard {
 		CounterBlock b;
-		u8 pad[(line - sizeof(CounterBlock) % line) % line]; // a shard ends where a line does
+		ktl::Atomic<u64> in_flight;
+		// a shard ends where a line does
+		u8 pad[(line - (sizeof(CounterBlock) + sizeof(ktl::Atomic<u64>)) % line) % line];
 	};
 	static_assert(sizeof(Shard) % line == 0, "shards do not share lines");
 	void *mem_ = nullptr;     // the allocation, shards_ aligned to a line in it

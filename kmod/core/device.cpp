@@ -101,7 +101,7 @@ void Device::fill_counts(sroce_core_counts *c) const {
 	c->mws = counts_.mws.get();
 	c->ahs = counts_.ahs.get();
 	c->pinned_pages = counts_.pinned_pages.load(ktl::MemoryOrder::relaxed);
-	c->pkts_in_flight = counts_.pkts_in_flight.load(ktl::MemoryOrder::relaxed);
+	c->pkts_in_flight = counters_.in_flight();
 }
 
 } // namespace sroce

@@ -74,7 +74,7 @@ struct DeviceCounts {
 	BoundedCount mws;
 	BoundedCount ahs;
 	ktl::Atomic<u64> pinned_pages;
-	ktl::Atomic<u64> pkts_in_flight;
+	// (packets in flight: ShardedCounterBlock::in_flight)
 };
 
 // Modified EUI-64 node GUID from the netdev MAC, big-endian.

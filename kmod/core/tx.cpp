@@ -45,7 +45,7 @@ ktl::Result<Tx> Qp::tx_begin(sroce_env_path *path, const sroce_core_path_info &p
 	t.pkt = sroce_env_pkt_alloc(path, t.zero_copy ? l3 + ib_hdr : t.len, &t.data);
 	if (!t.pkt)
 		return Error::from_errno(err::nomem);
-	dev_->counts().pkts_in_flight.fetch_add(1, ktl::MemoryOrder::relaxed);
+	dev_->counters().in_flight_add(1);
 	ktl::Span<u8> out(t.data, t.zero_copy ? l3 + ib_hdr : t.len);
 	auto r = ib::write_ip_udp(ip, ib_len, out);
 	ib::Headers hh = h;
@@ -130,7 +130,7 @@ ktl::Result<void> Qp::gather_payload_locked(SendWqe &w, const RequestPacket &p, 
 
 void Qp::tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b) {
 	if (t.zero_copy) {
-		dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
+		dev_->counters().in_flight_sub(1);
 		// The pad and the ICRC, in a tail of the env's.
 		u32 pad = ib::pad_for(t.payload);
 		u8 *tail = KTL_WARN_ON(t.attached != t.payload) ? nullptr
@@ -149,7 +149,7 @@ void Qp::tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b) {
 		count(SROCE_CNT_TX_ZERO_COPY_PKTS);
 	} else {
 		auto r = ib::icrc_fill(ktl::Span<u8>(t.data, t.len));
-		dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
+		dev_->counters().in_flight_sub(1);
 		if (KTL_WARN_ON(r.is_error())) { // we wrote these headers ourselves
 			sroce_env_pkt_free(t.pkt);
 			return;
@@ -164,7 +164,7 @@ void Qp::tx_finish(Tx &t, sroce_env_path *path, sroce_env_batch *b) {
 void Qp::tx_abort(Tx &t) {
 	sroce_env_pkt_free(t.pkt);
 	t.pkt = nullptr;
-	dev_->counts().pkts_in_flight.fetch_sub(1, ktl::MemoryOrder::relaxed);
+	dev_->counters().in_flight_sub(1);
 }
 
 } // namespace sroce
