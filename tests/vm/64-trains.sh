@@ -16,25 +16,21 @@ DUMP=$TOP/build/user/sroce-dump
 work=$(mktemp -d)
 two_hosts 64 1500
 count() { sroce_counts "$1" | awk -v n="$2" '$1 == n { print $2 }'; }
-rx_icrc() { rdma statistic show link "$1"/1 | grep -o 'icrc_errors [0-9]*' | cut -d' ' -f2; }
+rx_icrc() { link_stat "$1" icrc_errors; }
 # zero_copy_min=0: a zero-copy packet never joins a train (train.c).
 check "modprobe sroce zero_copy_min=0" modprobe -C /dev/null sroce zero_copy_min=0
 check "trains defaults to N" grep -qx N /sys/module/sroce/parameters/trains
 echo Y >/sys/module/sroce/parameters/trains
 check "sroce1 in h1, sroce2 in h2" sroce_on_hosts 64
 
-ip netns exec h2 "$DUMP" -i veth-h2 -w "$work/c.pcap" 2>"$work/dump.err" &
-dpid=$!
-sleep 1
-check "capture running on veth-h2" kill -0 $dpid
+check "capture running on veth-h2" capture_start h2 veth-h2 "$work/c.pcap"
 port=19640
 pt() { host_perftest 64 "$@"; } # pt NAME TOOL ARGS: server in h1, client in h2
 pt "ib_write_bw 64 KiB" ib_write_bw -s 65536 -n 200
 pt "ib_send_bw 64 KiB" ib_send_bw -s 65536 -n 200
 pt "ib_read_bw 64 KiB" ib_read_bw -s 65536 -n 100
 sleep 1
-kill -INT $dpid
-wait $dpid
+capture_stop
 t2=$(count sroce2 tx_trains) p2=$(count sroce2 tx_train_pkts) t1=$(count sroce1 tx_trains)
 log "  sroce2 sent $t2 trains of $p2 packets; sroce1 (READ responses, ACKs) $t1 trains"
 check "the writer sent trains (tx_trains $t2)" test "${t2:-0}" -gt 0
@@ -50,10 +46,7 @@ check "every captured packet's ICRC ok, none BAD" sh -c "! grep -v 'icrc ok' '$w
 
 host_integrity 64 "integrity with trains: 300 operations up to 256 KiB, every byte checked" -n 300 -m 262144 -S 64
 
-check "rdma link delete, rmmod" sh -c 'ip netns exec h1 rdma link delete sroce1 && ip netns exec h2 rdma link delete sroce2 &&
-	rmmod sroce'
-check "modprobe sroce trains=N" modprobe -C /dev/null sroce trains=N
-check "sroce1 in h1, sroce2 in h2" sroce_on_hosts 64
+reload_sroce 64 trains=N
 pt "ib_write_bw 64 KiB, trains=N" ib_write_bw -s 65536 -n 100
 check "trains=N: no train sent (sroce2 tx_trains $(count sroce2 tx_trains))" test "$(count sroce2 tx_trains)" = 0
 rm -rf "$work"

@@ -19,17 +19,14 @@
 DUMP=$TOP/build/user/sroce-dump
 work=$(mktemp -d)
 two_hosts 65 1500
-rx_icrc() { rdma statistic show link "$1"/1 | grep -o 'icrc_errors [0-9]*' | cut -d' ' -f2; }
-zc() { rdma statistic show link "$1"/1 | grep -o 'tx_zero_copy [0-9]*' | cut -d' ' -f2; }
+rx_icrc() { link_stat "$1" icrc_errors; }
+zc() { link_stat "$1" tx_zero_copy; }
 check "modprobe sroce" modprobe -C /dev/null sroce
 modprobe rdma_ucm
 check "zero_copy_min defaults to 1024" grep -qx 1024 /sys/module/sroce/parameters/zero_copy_min
 check "sroce1 in h1, sroce2 in h2" sroce_on_hosts 65
 
-ip netns exec h1 "$DUMP" -i veth-h1 -w "$work/c.pcap" 2>"$work/dump.err" &
-dpid=$!
-sleep 1
-check "capture running on veth-h1" kill -0 $dpid
+check "capture running on veth-h1" capture_start h1 veth-h1 "$work/c.pcap"
 port=19650
 pt() { host_perftest 65 "$@"; } # pt NAME TOOL ARGS: server in h1, client in h2
 pt "ib_write_bw 64 KiB" ib_write_bw -s 65536 -n 200
@@ -38,8 +35,7 @@ pt "ib_send_bw 64 KiB" ib_send_bw -s 65536 -n 200
 s2=$(($(zc sroce2) - w2))
 pt "ib_read_bw 64 KiB" ib_read_bw -s 65536 -n 100
 sleep 1
-kill -INT $dpid
-wait $dpid
+capture_stop
 log "  sroce2 sent $w2 WRITE and $s2 SEND packets zero-copy; sroce1 (READ responses, copied) $(zc sroce1)"
 # 200 x 64 KiB in 1024-byte packets (the path MTU of a 1500-byte veth).
 check "the writer's packets went zero-copy ($w2 >= 12800)" test "${w2:-0}" -ge 12800
@@ -81,10 +77,7 @@ check "h1: nothing left alive" wait_until 30 counts_zero sroce1
 check "h2: nothing left alive" wait_until 30 counts_zero sroce2
 netem_dev h2 veth-h2
 
-check "rdma link delete, rmmod" sh -c 'ip netns exec h1 rdma link delete sroce1 && ip netns exec h2 rdma link delete sroce2 &&
-	rmmod sroce'
-check "modprobe sroce zero_copy_min=0" modprobe -C /dev/null sroce zero_copy_min=0
-check "sroce1 in h1, sroce2 in h2" sroce_on_hosts 65
+reload_sroce 65 zero_copy_min=0
 pt "ib_write_bw 64 KiB, zero_copy_min=0" ib_write_bw -s 65536 -n 100
 check "zero_copy_min=0: no zero-copy packet (sroce2 $(zc sroce2))" test "$(zc sroce2)" = 0
 rm -rf "$work"

@@ -304,6 +304,35 @@ host_perftest() {
 		"$tool" -d sroce2 -x "$g2" -F -u "$u" -p $port "$@" "10.0.$net.1"
 }
 
+# link_stat IBDEV NAME: one of the device's counters (rdma statistic).
+link_stat() { rdma statistic show link "$1"/1 | grep -o "$2 [0-9]*" | cut -d' ' -f2; }
+
+# capture_start NS IFACE FILE: sroce-dump writes what IFACE in NS carries
+# to FILE (its messages to FILE.err), as $capture_pid; fails unless it runs.
+capture_start() {
+	ip netns exec "$1" "$TOP/build/user/sroce-dump" -i "$2" -w "$3" 2>"$3.err" &
+	capture_pid=$!
+	sleep 1
+	kill -0 $capture_pid
+}
+# capture_stop: ends it (the file complete once this returns).
+capture_stop() {
+	kill -INT $capture_pid
+	wait $capture_pid
+}
+
+# reload_sroce NET PARAMS...: sroce1 and sroce2 (sroce_on_hosts NET)
+# deleted, the module unloaded, loaded again with PARAMS, the devices made
+# again.
+reload_sroce() {
+	local net=$1
+	shift
+	check "rdma link delete, rmmod" sh -c 'ip netns exec h1 rdma link delete sroce1 &&
+		ip netns exec h2 rdma link delete sroce2 && rmmod sroce'
+	check "modprobe sroce $*" modprobe -C /dev/null sroce "$@"
+	check "sroce1 in h1, sroce2 in h2" sroce_on_hosts "$net"
+}
+
 # host_integrity NET NAME ARGS: the integrity program (every byte checked)
 # with its server in h1 (10.0.NET.1, rdma_cm port 19699) and its client in
 # h2, ARGS the client's (-n, -m, -S); both must pass.
