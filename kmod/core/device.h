@@ -108,8 +108,12 @@ public:
 	// Its own poller, or the shared one it joined (core.h).
 	SqPoller &sq_poller() { return *sq_poller_; }
 	// Stops the device's threads (process context, before the last unref);
-	// a shared poller's is the glue's to stop.
-	void shutdown() { own_poller_.stop(); }
+	// a shared poller's is the glue's to stop, and is only waited for.
+	void shutdown() {
+		own_poller_.stop();
+		if (sq_poller_ != &own_poller_)
+			sq_poller_->sync();
+	}
 
 	DeviceCounts &counts() { return counts_; }
 	ShardedCounterBlock &counters() { return counters_; }

@@ -270,7 +270,8 @@ void sroce_env_thread_relax(struct sroce_env_thread *self);
  * should sleep rather than spin. A hint; it may change at once. */
 int sroce_env_thread_contended(struct sroce_env_thread *self);
 /* Sleeps about ns (a timer, no wake-up by sroce_env_thread_wake): hands
- * the CPU to the other tasks there for that long. */
+ * the CPU to the other tasks there for that long. Any thread in process
+ * context may nap (self may be NULL): SqPoller::sync waits so. */
 void sroce_env_thread_nap(struct sroce_env_thread *self, unsigned long long ns);
 /* Any context: wakes t if it sleeps or is about to (see above). */
 void sroce_env_thread_wake(struct sroce_env_thread *t);

@@ -171,6 +171,8 @@ bool SqPoller::poll_once() {
 			t.poll_ops_->get(t);
 			got[n++] = &t;
 		}
+		if (n)
+			pass_.fetch_add(1, ktl::MemoryOrder::relaxed); // odd: the lock publishes it
 	}
 	if (!n)
 		return false;
@@ -182,8 +184,23 @@ bool SqPoller::poll_once() {
 		// After the flush: a last reference may free a QP, which may sleep.
 		got[i]->poll_ops_->put(*got[i]);
 	}
+	pass_.fetch_add(1, ktl::MemoryOrder::release); // even: pairs with sync's acquire
 	drains_.fetch_add(n, ktl::MemoryOrder::relaxed);
 	return true;
+}
+
+void SqPoller::sync() {
+	u32 v;
+	{
+		// After the caller's remove(): a pass that collected its target
+		// made pass_ odd under this lock, before.
+		ktl::Guard g(lock_);
+		v = pass_.load(ktl::MemoryOrder::relaxed);
+	}
+	if (!(v & 1))
+		return;
+	while (pass_.load(ktl::MemoryOrder::acquire) == v)
+		sroce_env_thread_nap(nullptr, 20 * 1000);
 }
 
 void SqPoller::thread_main(void *arg, sroce_env_thread *self) { static_cast<SqPoller *>(arg)->run(self); }

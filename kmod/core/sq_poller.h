@@ -118,6 +118,14 @@ public:
 	// After this returns the poller never reads t's ring again; a drain
 	// already collected may still run (the target checks its own state).
 	void remove(SqPollTarget &t);
+	// Waits (process context, may sleep) until the pass under way, if it
+	// had collected targets, has drained and dropped them. A device that
+	// leaves a shared poller calls it once its QPs are removed: the thread
+	// may still hold one of them, whose drain sends on the device and
+	// whose last reference frees into it, and nothing else would wait
+	// for the thread before the glue frees the device (a device's own
+	// poller is stopped instead). Found by review.
+	void sync();
 
 	// A poster rang the doorbell (it saw NEED_WAKEUP): wake the thread,
 	// which clears the flag in every polled context and polls again.
@@ -197,6 +205,9 @@ private:
 	u64 grace_ns_ = 0;
 	u64 nap_ns_ = 0;
 	ktl::Atomic<u32> wake_req_;  // a doorbell since the thread last looked
+	// Odd while poll_once holds targets it collected (sync): made odd under
+	// lock_, so a remove() that follows sees it.
+	ktl::Atomic<u32> pass_;
 	ktl::Atomic<u32> asleep_;
 	// While a doze or a nap holds (now < doze_until_, 0: none), doorbells
 	// do not wake the thread.

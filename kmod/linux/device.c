@@ -158,9 +158,11 @@ static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 
 /* Once registered, what sq_poll=auto chose and why: a machine's mode
  * should not have to be guessed from benchmarks. */
-static void sroce_dev_note_sq_poll(struct sroce_dev *sdev, int mode, unsigned int threads)
+/* cpu: the joined poller's (-1: any CPU; SROCE_NO_POLLER: none), taken at
+ * the join: a racing unregister may have left and freed it since. */
+#define SROCE_NO_POLLER INT_MIN
+static void sroce_dev_note_sq_poll(struct sroce_dev *sdev, int mode, unsigned int threads, int cpu)
 {
-	struct sroce_sq_poller *p = sdev->sq_poller;
 	cpumask_var_t named;
 	unsigned int n = 0;
 	char what[48];
@@ -172,10 +174,10 @@ static void sroce_dev_note_sq_poll(struct sroce_dev *sdev, int mode, unsigned in
 			n = cpumask_weight(named);
 		free_cpumask_var(named);
 	}
-	if (p && sroce_sq_poller_cpu(p) >= 0)
-		snprintf(what, sizeof(what), "the shared SQ poller of CPU %d", sroce_sq_poller_cpu(p));
+	if (cpu >= 0)
+		snprintf(what, sizeof(what), "the shared SQ poller of CPU %d", cpu);
 	else
-		strscpy(what, p ? "the shared SQ poller" : "doorbell mode", sizeof(what));
+		strscpy(what, cpu == -1 ? "the shared SQ poller" : "doorbell mode", sizeof(what));
 	pr_info("sroce: %s: sq_poll=auto: %s (%u CPUs online, %u named by sq_poll_cpus, %u poller threads before)\n",
 		sdev->parent, what, num_online_cpus(), n, threads);
 }
@@ -189,7 +191,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	struct sroce_net *sn;
 	unsigned int threads;
 	struct sroce_dev *sdev;
-	int err, mode;
+	int err, mode, poll_cpu = SROCE_NO_POLLER;
 
 	if (is_vlan_dev(ndev) || ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
 		netdev_warn(ndev, "sroce: needs a plain Ethernet device\n");
@@ -242,6 +244,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		goto err;
 	mode = READ_ONCE(sroce_sq_poll);
 	sdev->sq_poller = sroce_sq_poller_join(mode, &threads); /* dealloc leaves it */
+	poll_cpu = sdev->sq_poller ? sroce_sq_poller_cpu(sdev->sq_poller) : SROCE_NO_POLLER;
 	init.sq_poller = sroce_sq_poller_core(sdev->sq_poller);
 	err = sroce_core_dev_create(&init, &sdev->core);
 	if (err)
@@ -267,7 +270,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 	if (err)
 		goto err;
-	sroce_dev_note_sq_poll(sdev, mode, threads);
+	sroce_dev_note_sq_poll(sdev, mode, threads, poll_cpu);
 	return 0;
 
 err:

@@ -226,3 +226,34 @@ TEST_CASE("SQ poller: with 300 QPs it looks at 64 at most under its lock, and lo
 	f.stop();
 	CHECK(env_host::warnings() == 0);
 }
+
+// sync (shared pollers, Device::shutdown): a device leaving a shared poller
+// must not go while the thread still drains one of its QPs, or holds its
+// reference; before sync, a device freed on leave could be touched by the
+// drain's sends and the last put (found by review).
+TEST_CASE("SQ poller: sync waits for a pass that collected a removed target to drop it", "[sq_poller][threads]") {
+	OnePolledSq f(300 * 1000 * 1000);
+	FakeSq &sq = f.sq;
+	// Awake: a doorbell clears NEED_WAKEUP.
+	post(sq, f.poller, f.p.page, 1);
+	REQUIRE(wait_for([&] { return !(f.p.page.flags & SROCE_CTX_NEED_WAKEUP); }));
+	std::unique_lock<std::mutex> held(sq.lock); // the drain will block here
+	__atomic_store_n(&sq.hdr.producer, sq.hdr.producer + 1, __ATOMIC_RELEASE);
+	REQUIRE(wait_for([&] { return sq.refs.load() == 1; })); // collected, draining
+	f.poller.remove(sq);
+	std::atomic<bool> synced{false};
+	std::atomic<int> refs_at_sync{-1};
+	std::thread t([&] {
+		f.poller.sync();
+		refs_at_sync = sq.refs.load();
+		synced = true;
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(30));
+	CHECK_FALSE(synced.load()); // the pass still holds the target
+	held.unlock();
+	t.join();
+	CHECK(refs_at_sync.load() == 0); // dropped before sync returned
+	// Nothing in flight: sync returns at once.
+	f.poller.sync();
+	f.poller.add(sq); // for the fixture's stop
+}

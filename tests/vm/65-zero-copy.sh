@@ -8,7 +8,7 @@
 #    receiver counts no ICRC error;
 #  - sroce-dump on a capture of the receiving veth: every packet's ICRC ok;
 #  - the integrity program (every byte checked, all opcodes) passes;
-#  - the pages outlive their MR: with the writer's packets held 1 s in
+#  - the pages outlive their MR: with the writer's packets held 3 s in
 #    netem, both ends are killed with SIGKILL (MRs deregistered, pages
 #    unpinned) while packets still wait; they leave later, nothing leaks,
 #    and dmesg stays clean (run-in-vm.sh);
