@@ -50,28 +50,30 @@ check "every captured packet's ICRC ok, none BAD" sh -c "! grep -v 'icrc ok' '$w
 
 host_integrity 65 "integrity zero-copy: 300 operations up to 256 KiB, every byte checked" -n 300 -m 262144 -S 65
 
-# The writer's packets wait 3 s in netem (the ACK timeout, -u 20, is
-# longer); both ends die meanwhile.
+# The writer's packets wait 3 s in netem (scaled: the debug kernel's
+# teardown of a killed process took longer than 3 s), the ACK timeout
+# longer still; both ends die meanwhile.
+hold=$(scaled_secs 3) u=$(ack_timeout 20)
 sent() { count_of sroce2 tx_pkts; }
 moving() { [ "$(sent)" -gt "$1" ]; }
 unpinned() { [ "$(count_of sroce2 pinned_pages)" = 0 ]; }
 waiting() { tc -n h2 -s qdisc show dev veth-h2 | awk '/netem/ { f = 1 } f && /backlog/ { sub("p", "", $3); print $3; exit }'; }
-netem_dev h2 veth-h2 delay 3000ms limit 100000
+netem_dev h2 veth-h2 delay "${hold}s" limit 100000
 port=$((port + 1))
-ip netns exec h1 ib_write_bw -d sroce1 -x "$g1" -F -u 20 -p $port -D 60 -s 65536 >"$work/k.srv" 2>&1 &
+ip netns exec h1 ib_write_bw -d sroce1 -x "$g1" -F -u "$u" -p $port -D 60 -s 65536 >"$work/k.srv" 2>&1 &
 spid=$!
 wait_until 30 sh -c "ip netns exec h1 ss -Hltn 'sport = :$port' | grep -q ."
 z0=$(zc sroce2) t0=$(sent)
-ip netns exec h2 ib_write_bw -d sroce2 -x "$g2" -F -u 20 -p $port -D 60 -s 65536 10.0.65.1 >"$work/k.cli" 2>&1 &
+ip netns exec h2 ib_write_bw -d sroce2 -x "$g2" -F -u "$u" -p $port -D 60 -s 65536 10.0.65.1 >"$work/k.cli" 2>&1 &
 cpid=$!
-check "writing zero-copy into a 3 s delay" wait_until 60 moving $((t0 + 500))
+check "writing zero-copy into a $hold s delay" wait_until 60 moving $((t0 + 500))
 check "those packets are zero-copy ($(($(zc sroce2) - z0)))" test $(($(zc sroce2) - z0)) -gt 0
 kill -9 $spid $cpid
 wait $spid $cpid 2>/dev/null
 check "the killed writer's pages are unpinned" wait_until 10 unpinned
 q=$(waiting)
 check "packets of its pages still wait in netem then (${q:-?})" test "${q:-0}" -gt 0
-sleep 4
+sleep $((hold + 1))
 # (netem also delays the namespace's other traffic, ARP and IPv6 among it:
 # a packet or two may have come since.)
 w=$(waiting)
