@@ -24,8 +24,13 @@ struct st_ctx {
 		}                                                                        \
 	} while (0)
 
-/* glue.c: the tests of sroce.ko's packets, batches, timers, work and CRC. */
+/* glue.c: the tests of sroce.ko's packets, batches, timers, work and CRC;
+ * st_fill writes the byte pattern they compare against. */
 void st_glue(struct st_ctx *ctx);
+void st_fill(u8 *p, unsigned int len, unsigned int start);
+
+/* zero_copy.c: zero-copy send's fragments (kmod/linux/pkt.c). */
+void st_zero_copy(struct st_ctx *ctx);
 
 /* train.c: packet trains (kmod/linux/train.c) against the kernel's GSO. */
 void st_train(struct st_ctx *ctx);
