@@ -10,7 +10,7 @@
  * time, with and without moderation:
  * - the caps in ibv_query_device_ex (65535 completions, 4095 us), and a
  *   period above them refused with EINVAL;
- * - unmoderated: about one event per message;
+ * - unmoderated: one event per message (B takes each before A sends on);
  * - cq_count 16, no period: every event covers at least 16 completions
  *   (at most N/16 events), and no completion is held back: all N arrive;
  * - a lone completion under cq_count 16: no event without a period, one
@@ -95,8 +95,13 @@ static int send_one(uint64_t id)
 	return -1;
 }
 
-/* Streams n messages; returns B's events, with *cqes its completions. */
-static int stream(unsigned int n, unsigned int *cqes)
+/* Streams n messages; returns B's events, with *cqes its completions.
+ * With each_event, B waits (up to 5 s) for every message's completion before
+ * A sends the next: the event comes from the kernel after A's completion,
+ * and on a loaded machine it can be late enough for two messages to share
+ * one (CI saw 121 events for 256). Moderated, B does not wait: the event is
+ * meant to be held back. */
+static int stream(unsigned int n, unsigned int *cqes, int each_event)
 {
 	int events = 0;
 
@@ -107,6 +112,8 @@ static int stream(unsigned int n, unsigned int *cqes)
 			return -1;
 		}
 		events += take_events(0, cqes);
+		for (int t = 0; each_event && *cqes <= i && t < 100; t++)
+			events += take_events(50, cqes);
 	}
 	/* What is still held back comes with the period or not at all. */
 	events += take_events(50, cqes);
@@ -163,13 +170,14 @@ int main(int argc, char **argv)
 
 	CHECK(moderate(1, 0) == 0, "moderation off (cq_count 1)");
 	reset_b();
-	ev_plain = stream(n, &got);
-	CHECK(got == n && ev_plain >= (int)n / 2,
+	ev_plain = stream(n, &got, 1);
+	/* Each message's completion found the CQ armed: one event each. */
+	CHECK(got == n && ev_plain == (int)n,
 	      "unmoderated: %u messages, %u completions, %d events", n, got, ev_plain);
 
 	CHECK(moderate(16, 0) == 0, "cq_count 16, no period");
 	reset_b();
-	ev = stream(n, &got);
+	ev = stream(n, &got, 0);
 	CHECK(ev >= 1 && ev <= (int)n / 16, "cq_count 16: %d events for %u completions (at most %u)", ev,
 	      got, n / 16);
 	/* The CQEs are never held back: what the events did not cover is in
