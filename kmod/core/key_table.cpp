@@ -56,7 +56,7 @@ ktl::Result<void> MemoryKeyTable::ensure_chunk(u32 index) {
 	{
 		ktl::Guard g(lock_);
 		if (!chunks_[c]) {
-			chunks_[c] = chunk;
+			ktl::store_release(&chunks_[c], chunk); // pairs with find_mr_rcu's load
 			chunk = nullptr;
 		}
 	}
@@ -80,10 +80,10 @@ MemoryKeyTable::Entry *MemoryKeyTable::take_entry_locked(u32 index) {
 	Entry *e = entry_locked(index);
 	KTL_WARN_ON(e->state != State::free);
 	e->variant = u8(e->variant + 1 + sroce_env_random_u32() % 255);
-	e->key = index << 8 | e->variant;
-	e->mr = nullptr;
+	set_key(e, index << 8 | e->variant);
+	set_mr(e, nullptr);
 	e->mw = nullptr;
-	e->state = State::invalid;
+	set_state(e, State::invalid);
 	return e;
 }
 
@@ -93,7 +93,7 @@ template <typename T> ktl::Result<u32> MemoryKeyTable::insert_object(T &obj, T *
 	u32 index = TRY(take_index(user));
 	ktl::Guard g(lock_);
 	Entry *e = take_entry_locked(index);
-	e->*slot = &obj;
+	ktl::store_relaxed(&(e->*slot), &obj); // Entry::mr: find_mr_rcu reads it
 	obj.key_ = e->key;
 	obj.in_table_ = true;
 	return e->key;
@@ -108,7 +108,7 @@ void MemoryKeyTable::enable(Mr &mr) {
 	Entry *e = entry_locked(index_of(mr.key_));
 	if (KTL_WARN_ON(!e || e->mr != &mr || e->state == State::free))
 		return;
-	e->state = State::valid;
+	set_state(e, State::valid);
 }
 
 ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
@@ -133,7 +133,7 @@ ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
 		if (e->mr->pdn() != pdn)
 			return Error::from_errno(err::acces);
 	}
-	e->state = State::invalid;
+	set_state(e, State::invalid);
 	return {};
 }
 
@@ -148,10 +148,10 @@ ktl::Result<void> MemoryKeyTable::fast_register(u32 mr_key, u32 pdn, u32 new_key
 	TRY(e->mr->fast_register_locked(iova, length, access));
 	// The consumer picks the key byte (ib_inc_rkey); a stale key of the
 	// previous registration then misses, as after a deregistration.
-	e->key = new_key;
+	set_key(e, new_key);
 	e->variant = u8(new_key);
 	e->mr->key_ = new_key;
-	e->state = State::valid;
+	set_state(e, State::valid);
 	return {};
 }
 
@@ -165,12 +165,38 @@ ktl::Result<void> MemoryKeyTable::remove(Mr &mr) {
 		// IBA 10.6.7.2.6, as rxe: not while windows are bound to it.
 		if (mr.windows())
 			return Error::from_errno(err::busy);
-		e->mr = nullptr;
-		e->state = State::free;
+		set_mr(e, nullptr);
+		set_state(e, State::free);
 		mr.in_table_ = false;
 	}
 	indices_.free(index);
 	return {};
+}
+
+ktl::RefPtr<Mr> MemoryKeyTable::find_mr_rcu(u32 key) const {
+	u32 index = index_of(key);
+	if (index == 0 || index > max_index_)
+		return nullptr;
+	const Entry *chunk = ktl::load_acquire(&chunks_[index >> chunk_shift]); // pairs with ensure_chunk
+	if (!chunk)
+		return nullptr;
+	const Entry *e = &chunk[index & (chunk_size - 1)];
+	// State first (acquire, pairs with set_state): valid means the key and
+	// MR stored before it are there. An MR's memory outlives this RCU
+	// section even if its last reference goes now (Mr is RcuFreed).
+	auto current = [&](const Mr *mr) {
+		return ktl::load_acquire(&e->state) == State::valid && ktl::load_relaxed(&e->key) == key &&
+		       ktl::load_relaxed(&e->mr) == mr;
+	};
+	Mr *mr = ktl::load_relaxed(&e->mr);
+	if (!mr || !current(mr) || mr->is_fast_reg() || !mr->try_ref())
+		return nullptr;
+	// The reference is ours (try_ref's acquire); the entry may have changed
+	// before it (removed, the index reused): then it is not this key's MR.
+	auto ref = ktl::RefPtr<Mr>::adopt(mr);
+	if (!current(mr))
+		return nullptr;
+	return ref;
 }
 
 ktl::Result<KeyRef> MemoryKeyTable::mr_ref_locked(const Entry &e, u32 pdn, u64 addr, u64 len,

@@ -101,7 +101,10 @@ public:
 	void stage_layout(Mw &mw, ktl::RefPtr<MwLayout> &layout, u32 *handle);
 	bool source_current_locked(const LayoutSource &s) const;
 
-	// Key lookups for the data path; each returns a reference. Errors:
+	// Key lookups for the data path; each returns a reference. An MR's key
+	// (not a fast-registration MR's) is found without the table's lock
+	// (find_mr_rcu); windows and fast-registration MRs take it. The caller
+	// is inside an RCU read-side section (a batch). Errors:
 	//   -EINVAL: no such key (bad index, stale variant, freed or invalid);
 	//   -EACCES: the MR is in another PD or lacks a right in need_access;
 	//   -ERANGE: [addr, addr + len) is not inside the MR.
@@ -123,7 +126,9 @@ public:
 private:
 	enum class State : u8 { free, invalid, valid };
 	struct Entry {
-		Mr *mr;     // guarded by lock_; the MR's owner holds a reference while it is here
+		// Written under lock_; mr, key and state are also read by
+		// find_mr_rcu without it (set_mr, set_key, set_state).
+		Mr *mr;     // the MR's owner holds a reference while it is here
 		Mw *mw;     // or the window's (then mr is null)
 		u32 key;    // the current key while not free
 		u8 variant; // of the last key handed out at this index
@@ -150,16 +155,28 @@ private:
 	// into *mr and *layout, to be let go outside the lock.
 	static void unbind_locked(Mw &mw, ktl::RefPtr<Mr> *mr, ktl::RefPtr<MwLayout> *layout);
 
-	// Lookups take the lock and a reference. To make them lockless (RCU):
-	// publish chunks with store_release (they are already never freed
-	// before the table), make Entry.mr and Entry.key atomics written under
-	// the lock, and in lookup: rcu_read_lock, load the entry, take the
-	// reference with an increment-unless-zero (a close() may be dropping
-	// the last one), then re-check the key (the index may have been reused
-	// in between). The MR must then be freed after a grace period (an env.h
-	// call_rcu), since a reader may still load its pointer after remove().
+	// The lock-free part of a look-up (the caller is inside an RCU
+	// read-side section: every data-path look-up runs under a batch,
+	// env.h): the MR key names, with a reference, when its entry is valid
+	// and holds an MR whose rights and bounds never change (not a
+	// fast-registration MR). nullptr otherwise: the caller then takes the
+	// lock, which also gives the exact error. The reference is taken with
+	// try_ref (the owner may be dropping the last one) and the entry is
+	// read again after it (the index may have been freed and reused
+	// meanwhile); an Mr's memory outlives the readers (RcuFreed).
+	ktl::RefPtr<Mr> find_mr_rcu(u32 key) const;
+	// Entry fields that find_mr_rcu reads without the lock are written
+	// with these, under the lock; the state last (release), so a reader
+	// that sees valid sees the key and MR written before it.
+	static void set_state(Entry *e, State s) { ktl::store_release(&e->state, s); }
+	static void set_key(Entry *e, u32 key) { ktl::store_relaxed(&e->key, key); }
+	static void set_mr(Entry *e, Mr *mr) { ktl::store_relaxed(&e->mr, mr); }
+
 	mutable ktl::SpinLock lock_{SROCE_LOCK_KEY_TABLE};
-	Entry **chunks_ = nullptr; // [nchunks_]; a chunk is allocated on first use
+	// [nchunks_]; a chunk is allocated on first use, published with a
+	// release store (find_mr_rcu loads it without the lock) and freed only
+	// with the table.
+	Entry **chunks_ = nullptr;
 	u32 nchunks_ = 0;
 	u32 max_index_ = 0;
 	IdAllocator indices_;

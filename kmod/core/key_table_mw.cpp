@@ -34,7 +34,7 @@ ktl::Result<void> MemoryKeyTable::remove_mw(Mw &mw) {
 		if (mw.users_)
 			return Error::from_errno(err::busy);
 		e->mw = nullptr;
-		e->state = State::free;
+		set_state(e, State::free);
 		mw.in_table_ = false;
 		unbind_locked(mw, &mr, &layout);
 		for (u32 i = 0; i < Mw::staged_max; i++)
@@ -157,9 +157,9 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	} else if (mw.type_ == Mw::type1 && b.length == 0) {
 		// Unbind: the window's key changes and misses.
 		unbind_locked(mw, &old, &old_layout);
-		e->key = mw.key_ = b.new_key;
+		set_key(e, mw.key_ = b.new_key);
 		e->variant = u8(b.new_key);
-		e->state = State::invalid;
+		set_state(e, State::invalid);
 		return {};
 	} else {
 		if (b.length == 0) // type 2
@@ -189,9 +189,9 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	mw.length_ = b.length;
 	mw.access_ = b.access & (acc::remote | acc::local_write);
 	mw.qpn_ = b.qpn;
-	e->key = mw.key_ = b.new_key;
+	set_key(e, mw.key_ = b.new_key);
 	e->variant = u8(b.new_key);
-	e->state = State::valid;
+	set_state(e, State::valid);
 	return {};
 }
 
@@ -212,6 +212,10 @@ ktl::Result<KeyRef> MemoryKeyTable::window_ref_locked(const Mw &mw, u64 addr, u6
 ktl::Result<KeyRef> MemoryKeyTable::lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len, u32 need_access) const {
 	if (KTL_WARN_ON(need_access & ~u32(acc::local_write | acc::mw_bind)))
 		return Error::from_errno(err::inval);
+	if (auto mr = find_mr_rcu(lkey)) {
+		TRY(mr->check(pdn, addr, len, need_access));
+		return KeyRef{ktl::move(mr), nullptr, addr};
+	}
 	ktl::Guard g(lock_);
 	const Entry *e = valid_entry_locked(lkey);
 	if (e && e->mw) {
@@ -232,6 +236,10 @@ ktl::Result<KeyRef> MemoryKeyTable::lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 
 	constexpr u32 remote = acc::remote | acc::flush;
 	if (KTL_WARN_ON(!(need_access & remote) || (need_access & ~remote)))
 		return Error::from_errno(err::inval);
+	if (auto mr = find_mr_rcu(rkey)) {
+		TRY(mr->check(pdn, addr, len, need_access));
+		return KeyRef{ktl::move(mr), nullptr, addr};
+	}
 	ktl::Guard g(lock_);
 	const Entry *e = valid_entry_locked(rkey);
 	if (e && e->mw) {

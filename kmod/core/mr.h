@@ -28,7 +28,10 @@ namespace sroce {
 
 class MemoryKeyTable;
 
-class Mr : public ktl::RefCounted<Mr> {
+// RcuFreed: the key table finds an MR without its lock (find_mr_rcu), so
+// its memory (not its pages: those go at the last reference) is freed a
+// grace period after the last reference.
+class Mr : public ktl::RefCounted<Mr>, public ktl::RcuFreed {
 public:
 	// Validates init and allocates the page table; the keys stay invalid
 	// until enable(). The glue then fills the pages with set_page().

@@ -1,6 +1,6 @@
 // The memory key table: lookups by lkey and rkey (state, PD, rights,
 // bounds), stale keys, a full table, the random key byte, the kernel's
-// reserve, and lookups racing destroy. The MRs themselves are in
+// reserve, and lookups racing destroy (an MR's without the lock). The MRs themselves are in
 // test_mr.cpp.
 #include <catch2/catch.hpp>
 
@@ -135,6 +135,35 @@ TEST_CASE("a stale key misses after its index is reused", "[core][mr][keys]") {
 	CHECK(err(f.keys().lookup_lkey(old, f.pdn, 0x1000, 1, 0)) == -EINVAL);
 	CHECK(err(f.keys().lookup_lkey(key, f.pdn, 0x1000, 1, 0)) == 0);
 	sroce_core_mr_destroy(h);
+}
+
+// The lock-free look-up (MemoryKeyTable::find_mr_rcu) loads an entry's MR
+// pointer before it takes a reference: a reader may hold the pointer of an
+// MR whose last reference goes meanwhile. Its memory must then outlive the
+// reader's RCU section (the host's grace period is rcu_barrier).
+TEST_CASE("an MR's memory outlives its last reference by a grace period", "[core][mr][keys][rcu]") {
+	Fixture f;
+	Pages pg(1);
+	auto *h = reg(f.dev, f.pd, 0x1000, PAGE, acc::remote_read, pg);
+	u32 key = sroce_core_mr_lkey(h);
+	const sroce::Mr *seen = nullptr;
+	{
+		auto r = f.keys().lookup_rkey(key, f.pdn, 0, 0x1000, 8, acc::remote_read);
+		REQUIRE_FALSE(r.is_error());
+		seen = r.value().mr.get();
+	} // the reader's reference goes; it keeps the pointer
+	CHECK(seen == &mr_of(h));
+	CHECK(seen->ref_count() == 1);
+	env_host::rcu_barrier();
+	size_t pending = env_host::rcu_pending();
+	sroce_core_mr_destroy(h); // the last reference
+	CHECK(err(f.keys().lookup_rkey(key, f.pdn, 0, 0x1000, 8, acc::remote_read)) == -EINVAL);
+	CHECK(env_host::rcu_pending() == pending + 1);
+	// Still readable (under ASan, freed memory is not): the count is 0.
+	CHECK(seen->ref_count() == 0);
+	CHECK_FALSE(seen->try_ref());
+	env_host::rcu_barrier();
+	CHECK(env_host::rcu_pending() == 0);
 }
 
 TEST_CASE("the key table holds max_mr MRs and no more", "[core][mr][keys]") {
@@ -284,6 +313,10 @@ TEST_CASE("lookups and data access race with registration and destroy", "[core][
 					continue;
 				}
 				auto mr = r.release_value().mr;
+				// The lock-free look-up found the MR this key names, not
+				// another that took its index meanwhile.
+				if (mr->lkey() != k)
+					bad++;
 				memset(buf, t, sizeof(buf));
 				if (mr->copy_to(iova, buf, sizeof(buf)).is_error() ||
 				    mr->copy_from(iova + 1, buf, sizeof(buf) - 1).is_error())
