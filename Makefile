@@ -216,7 +216,8 @@ demo: kmod user progs
 	$(TOP)/scripts/vm-run --kernel $(KVER) -- bash $(TOP)/scripts/demo.sh
 
 # Benchmarks, not part of `make test` (speed is measured, never asserted).
-# bench-host: the core's packet path against memcpy on this machine.
+# bench-host: the core's packet path against memcpy on this machine, then
+# a key look-up's cost.
 # bench: that, then one VM with sroce and rdma_rxe side by side (~35 min
 # under TCG); writes Documentation/benchmarks.md and benchmarks.svg.
 # BENCH_ARGS passes options to scripts/bench.sh (--runs, ...; a --filter
@@ -224,6 +225,7 @@ demo: kmod user progs
 # VM_LOCK=FILE makes the VM wait for that lock.
 bench-host: host
 	$(HOBJ)/bench_packet
+	$(HOBJ)/bench_keys
 
 # Posting and polling cost through ibv_post_send/ibv_poll_cq, ibv_wr_*/cq_ex
 # and the interface families: ns and callgrind's instructions per WR.
