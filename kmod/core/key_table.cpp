@@ -93,7 +93,7 @@ template <typename T> ktl::Result<u32> MemoryKeyTable::insert_object(T &obj, T *
 	u32 index = TRY(take_index(user));
 	ktl::Guard g(lock_);
 	Entry *e = take_entry_locked(index);
-	ktl::store_relaxed(&(e->*slot), &obj); // Entry::mr: find_mr_rcu reads it
+	ktl::store_release(&(e->*slot), &obj); // Entry::mr: as set_mr
 	obj.key_ = e->key;
 	obj.in_table_ = true;
 	return e->key;
@@ -181,15 +181,19 @@ ktl::RefPtr<Mr> MemoryKeyTable::find_mr_rcu(u32 key) const {
 	if (!chunk)
 		return nullptr;
 	const Entry *e = &chunk[index & (chunk_size - 1)];
-	// State first (acquire, pairs with set_state): valid means the key and
-	// MR stored before it are there. An MR's memory outlives this RCU
-	// section even if its last reference goes now (Mr is RcuFreed).
+	// State first (acquire, pairs with set_state): valid means the key
+	// stored before it is there; the MR is loaded with acquire (pairs with
+	// set_mr), so what its constructor wrote is visible. An MR's memory
+	// outlives this RCU section even if its last reference goes now (Mr is
+	// RcuFreed).
 	auto current = [&](const Mr *mr) {
 		return ktl::load_acquire(&e->state) == State::valid && ktl::load_relaxed(&e->key) == key &&
-		       ktl::load_relaxed(&e->mr) == mr;
+		       ktl::load_acquire(&e->mr) == mr;
 	};
-	Mr *mr = ktl::load_relaxed(&e->mr);
-	if (!mr || !current(mr) || mr->is_fast_reg() || !mr->try_ref())
+	if (ktl::load_acquire(&e->state) != State::valid || ktl::load_relaxed(&e->key) != key)
+		return nullptr;
+	Mr *mr = ktl::load_acquire(&e->mr);
+	if (!mr || mr->is_fast_reg() || !mr->try_ref())
 		return nullptr;
 	// The reference is ours (try_ref's acquire); the entry may have changed
 	// before it (removed, the index reused): then it is not this key's MR.

@@ -167,10 +167,11 @@ private:
 	ktl::RefPtr<Mr> find_mr_rcu(u32 key) const;
 	// Entry fields that find_mr_rcu reads without the lock are written
 	// with these, under the lock; the state last (release), so a reader
-	// that sees valid sees the key and MR written before it.
+	// that sees valid sees the key written before it; the MR pointer with
+	// release too (its constructed fields, for a reader of the pointer).
 	static void set_state(Entry *e, State s) { ktl::store_release(&e->state, s); }
 	static void set_key(Entry *e, u32 key) { ktl::store_relaxed(&e->key, key); }
-	static void set_mr(Entry *e, Mr *mr) { ktl::store_relaxed(&e->mr, mr); }
+	static void set_mr(Entry *e, Mr *mr) { ktl::store_release(&e->mr, mr); }
 
 	mutable ktl::SpinLock lock_{SROCE_LOCK_KEY_TABLE};
 	// [nchunks_]; a chunk is allocated on first use, published with a

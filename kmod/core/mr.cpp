@@ -170,13 +170,14 @@ ktl::Result<void> Mr::enable() {
 
 ktl::Result<void> Mr::close() {
 	TRY(pd_->device().keys().remove(*this));
-	// Nothing can take a new reference now (the table was the only way to
-	// one), so a count of 1 means ours is the last and the pages go here,
-	// in a context that may sleep. Otherwise the last in-flight user
-	// releases them, in whatever context it runs.
-	if (ref_count() == 1)
-		release_may_sleep_ = true;
-	unref();
+	// When ours is the last reference, the pages go here, in a context
+	// that may sleep. Otherwise the last in-flight user releases them, in
+	// whatever context it runs. A look-up without the lock (find_mr_rcu)
+	// that loaded the entry before remove() may still win a try_ref (and
+	// drop it at once), so "ours is the last" is decided in the same step
+	// that drops it, never by a look at the count first.
+	if (!unref_if_last([this] { release_may_sleep_ = true; }))
+		unref();
 	return {};
 }
 

@@ -292,7 +292,16 @@ TEST_CASE("lookups and data access race with registration and destroy", "[core][
 	struct Mem {
 		u8 *block;
 	};
-	auto release = [](void *owner, int) {
+	// The pages go with may_sleep only in the closing thread (close()'s own
+	// last reference): a reader whose try_ref slipped in after remove()
+	// must not release them as if it could sleep (it may be in softirq).
+	static std::thread::id closer;
+	static std::atomic<int> wrong_context;
+	closer = std::this_thread::get_id();
+	wrong_context = 0;
+	auto release = [](void *owner, int may_sleep) {
+		if (may_sleep && std::this_thread::get_id() != closer)
+			wrong_context++;
 		auto *m = static_cast<Mem *>(owner);
 		std::free(m->block);
 		delete m;
@@ -350,6 +359,7 @@ TEST_CASE("lookups and data access race with registration and destroy", "[core][
 	for (auto *h : live)
 		sroce_core_mr_destroy(h);
 	CHECK(bad == 0);
+	CHECK(wrong_context == 0);
 	CHECK(hits > 0);
 	INFO("hits " << hits << " misses " << misses);
 	sroce_core_counts c;

@@ -76,3 +76,29 @@ TEST_CASE("make_ref reports ENOMEM when allocation fails", "[ktl][refptr]") {
 	CHECK(r.error().code() == -ktl::err::nomem);
 	CHECK(alive == 0);
 }
+
+// Mr::close decides "mine is the last reference, release with may_sleep"
+// in the step that drops it: a look at the count, then unref, let a
+// lock-free reader's try_ref land in between and make the reader the one
+// to release, in its context (softirq), as if it could sleep.
+TEST_CASE("unref_if_last drops only the last reference, in one step", "[ktl][refptr]") {
+	env_host::clear();
+	long base = env_host::live_allocations();
+	auto r = ktl::make_ref<Obj>(ktl::AllocCtx::may_sleep, 9);
+	REQUIRE_FALSE(r.is_error());
+	Obj *o = r.release_value().leak();
+	int lasts = 0;
+	o->ref(); // a reader's
+	CHECK_FALSE(o->unref_if_last([&] { lasts++; }));
+	CHECK(o->ref_count() == 2); // the caller keeps its own
+	CHECK(lasts == 0);
+	CHECK_FALSE(o->unref());    // the reader's goes
+	CHECK(o->unref_if_last([&] {
+		lasts++;
+		CHECK(alive == 1); // runs before the destructor
+	}));
+	CHECK(lasts == 1);
+	CHECK(alive == 0);
+	CHECK(env_host::live_allocations() == base);
+	CHECK(env_host::warnings() == 0);
+}

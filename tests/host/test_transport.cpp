@@ -428,8 +428,8 @@ TEST_CASE("transport: a UC SEND longer than the path MTU is dropped, the next on
 // Issue 17 item 6: with one SGE a side, each packet of a WRITE or SEND
 // costs a key look-up at the sender and one at the receiver; a READ one
 // more for its request. An MR's key is found without the key table's lock
-// (MemoryKeyTable::find_mr_rcu); a key it cannot decide (a miss, a window,
-// a fast-registration MR) takes the lock once, which gives the error.
+// (MemoryKeyTable::find_mr_rcu); a key it cannot decide (a miss, as here;
+// a window or a fast-registration MR) takes the lock once.
 TEST_CASE("transport: an MR's key is found without the key table's lock", "[transport][rc][keys][rcu]") {
 	Fixture f(3);
 	Node &a = f.node(0), &b = f.node(1);
@@ -461,6 +461,7 @@ TEST_CASE("transport: an MR's key is found without the key table's lock", "[tran
 	CHECK(cb[0].status == ib::wc_success);
 	CHECK(taken() == before);
 
+	std::memset(rb.data, 0x5a, len); // what the READ must bring back
 	before = taken();
 	ca.clear();
 	w = wqe(4, ib::wr_rdma_read, 1);

@@ -42,14 +42,20 @@ public:
 			return false;
 		if (old != 1)
 			return false;
-		T *obj = const_cast<T *>(static_cast<const T *>(this));
-		if constexpr (requires(T *t) { t->rcu_free_head(); }) {
-			sroce_env_rcu_head *h = obj->rcu_free_head();
-			obj->~T();
-			sroce_env_free_rcu(obj, h);
-		} else {
-			destroy(obj);
-		}
+		destroy_self();
+		return true;
+	}
+	// Drops the caller's reference only if it is the last, in one step
+	// (1 -> 0), so a reader's try_ref cannot slip in between a look at the
+	// count and the drop: last() runs, then the object is destroyed, and
+	// the answer is true. False: others hold references, and the caller
+	// still holds its own.
+	template <typename Fn> bool unref_if_last(Fn last) const {
+		u32 one = 1;
+		if (!refs_.compare_exchange(one, 0, MemoryOrder::acq_rel, MemoryOrder::relaxed))
+			return false;
+		last();
+		destroy_self();
 		return true;
 	}
 	u32 ref_count() const { return refs_.load(MemoryOrder::relaxed); }
@@ -59,6 +65,17 @@ protected:
 	~RefCounted() = default;
 
 private:
+	void destroy_self() const {
+		T *obj = const_cast<T *>(static_cast<const T *>(this));
+		if constexpr (requires(T *t) { t->rcu_free_head(); }) {
+			sroce_env_rcu_head *h = obj->rcu_free_head();
+			obj->~T();
+			sroce_env_free_rcu(obj, h);
+		} else {
+			destroy(obj);
+		}
+	}
+
 	mutable Atomic<u32> refs_;
 };
 
