@@ -42,7 +42,10 @@ unsigned long locks_taken(int kind);
 // RCU: sroce_env_free_rcu's blocks wait until rcu_barrier, which the
 // simulator calls between two of its steps (no core call runs then, so no
 // reader holds a pointer) and live_allocations before counting. A test that
-// runs core calls on threads of its own calls it where they are quiet.
+// runs core calls on threads of its own calls it where they are quiet. An
+// SQ poller thread (env_thread.cpp) is such a thread: it finds QPs and MR
+// keys without locks, and rcu_barrier does not wait for it, so a test that
+// frees objects while a poller runs keeps it from draining them meanwhile.
 void rcu_barrier();
 size_t rcu_pending(); // blocks waiting for it
 // What sroce_env_cpu answers on the calling thread (default 0, taken
