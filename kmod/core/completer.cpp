@@ -116,7 +116,7 @@ bool Qp::place_read_response_locked(const RxPacket &rx, SendWqe &w, sroce_env_ba
 	}
 	if (!pi.payload_len)
 		return true;
-	auto r = sge_scatter_pkt(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn()}, off, rx.pkt, rx.payload_off,
+	auto r = sge_scatter_pkt(*dev_, SgeList{w.sges(), w.wqe.num_sge, pd_->pdn(), &keys_.read_place}, off, rx.pkt, rx.payload_off,
 				 pi.payload_len);
 	if (r.is_error()) {
 		fail_send_locked(w, ib::wc_loc_prot_err, b);
@@ -302,6 +302,9 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 		sq_.publish_consumer(comp_.sq_done);
 	else
 		sq_.set_consumer(comp_.sq_done);
+	// Before the CQEs: their owner may deregister the MRs once it polls.
+	keys_.send.drop();
+	keys_.read_place.drop();
 	for (u32 i = from; i != comp_.sq_done; i++)
 		complete_send_locked(swqe(i), b);
 }
@@ -310,6 +313,7 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 // state). Send WQEs still in the ring are fetched first (unvalidated: only
 // wr_id is used).
 void Qp::flush_locked(sroce_env_batch *b) {
+	keys_.drop_all();
 	// A pending retry timer finds nothing outstanding and does nothing.
 	if (sq_.valid()) { // an XRC target has no SQ
 		u32 prod = req_.sq_fetched;

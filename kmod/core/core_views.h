@@ -114,6 +114,7 @@ enum sroce_core_counter {
 	SROCE_CNT_RX_STEERED,         /* packets of connected QPs received on their owner's CPU, not here */
 	SROCE_CNT_RX_STEER_DROPS,     /* of them, dropped: that CPU's queue was full */
 	SROCE_CNT_TX_ZERO_COPY_PKTS,  /* RC/XRC request packets whose payload left from the MR's pages, uncopied */
+	SROCE_CNT_KEY_LOOKUPS,        /* data-path lkey/rkey look-ups in the key table (device only; key_cache.h) */
 	SROCE_CNT_MAX
 };
 /* The counter's name as `rdma statistic` shows it; NULL for id >= SROCE_CNT_MAX. */

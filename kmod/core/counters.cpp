@@ -84,6 +84,7 @@ const char *const names[] = {
 	"rx_steered",
 	"rx_steer_drops",
 	"tx_zero_copy",
+	"key_lookups",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == SROCE_CNT_MAX, "a name per counter");
 } // namespace

@@ -40,7 +40,7 @@ ktl::Result<void> Device::init(const sroce_core_dev_init &init) {
 	TRY(counters_.init());
 	// PD number 0 is never handed out, so 0 can mean "none" in the ABI.
 	TRY(pd_ids_.init(1, param::max_pd));
-	TRY(keys_.init(param::max_mr));
+	TRY(keys_.init(param::max_mr, &counters_));
 	TRY(xrcd_ids_.init(1, param::max_xrcd));
 	TRY(wqs_.init(1, param::max_wq));
 	TRY(srqs_.init(1, param::max_srq));

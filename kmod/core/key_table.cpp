@@ -20,13 +20,14 @@ MemoryKeyTable::~MemoryKeyTable() {
 	sroce_env_free(chunks_);
 }
 
-ktl::Result<void> MemoryKeyTable::init(u32 max_entries) {
+ktl::Result<void> MemoryKeyTable::init(u32 max_entries, ShardedCounterBlock *counters) {
 	// Index and variant must fit a 32-bit key.
 	if (max_entries == 0 || max_entries >= (1u << 24))
 		return Error::from_errno(err::inval);
 	TRY(lock_.init());
 	TRY(indices_.init(1, max_entries));
 	max_index_ = max_entries;
+	counters_ = counters;
 	nchunks_ = (max_entries >> chunk_shift) + 1;
 	chunks_ = static_cast<Entry **>(sroce_env_zalloc(u64(nchunks_) * sizeof(Entry *), 0));
 	if (!chunks_)
@@ -173,32 +174,34 @@ ktl::Result<void> MemoryKeyTable::remove(Mr &mr) {
 	return {};
 }
 
-ktl::RefPtr<Mr> MemoryKeyTable::find_mr_rcu(u32 key) const {
-	u32 index = index_of(key);
+const MemoryKeyTable::Entry *MemoryKeyTable::entry_rcu(u32 index) const {
 	if (index == 0 || index > max_index_)
 		return nullptr;
 	const Entry *chunk = ktl::load_acquire(&chunks_[index >> chunk_shift]); // pairs with ensure_chunk
-	if (!chunk)
-		return nullptr;
-	const Entry *e = &chunk[index & (chunk_size - 1)];
-	// State first (acquire, pairs with set_state): valid means the key
-	// stored before it is there; the MR is loaded with acquire (pairs with
-	// set_mr), so what its constructor wrote is visible. An MR's memory
-	// outlives this RCU section even if its last reference goes now (Mr is
-	// RcuFreed).
-	auto current = [&](const Mr *mr) {
-		return ktl::load_acquire(&e->state) == State::valid && ktl::load_relaxed(&e->key) == key &&
-		       ktl::load_acquire(&e->mr) == mr;
-	};
-	if (ktl::load_acquire(&e->state) != State::valid || ktl::load_relaxed(&e->key) != key)
-		return nullptr;
-	Mr *mr = ktl::load_acquire(&e->mr);
-	if (!mr || mr->is_fast_reg() || !mr->try_ref())
+	return chunk ? &chunk[index & (chunk_size - 1)] : nullptr;
+}
+
+// State first (acquire, pairs with set_state): valid means the key stored
+// before it is there; the MR pointer with acquire (pairs with set_mr). A
+// fast-registration MR's bounds and rights change under the lock (REG_MR).
+bool MemoryKeyTable::names_mr_rcu(u32 key, const Mr &mr) const {
+	const Entry *e = entry_rcu(index_of(key));
+	return e && ktl::load_acquire(&e->state) == State::valid && ktl::load_relaxed(&e->key) == key &&
+	       ktl::load_acquire(&e->mr) == &mr && !mr.is_fast_reg();
+}
+
+ktl::RefPtr<Mr> MemoryKeyTable::find_mr_rcu(u32 key) const {
+	const Entry *e = entry_rcu(index_of(key));
+	// The MR pointer is loaded with acquire (pairs with set_mr), so what
+	// its constructor wrote is visible; its memory outlives this RCU
+	// section even if its last reference goes now (Mr is RcuFreed).
+	Mr *mr = e ? ktl::load_acquire(&e->mr) : nullptr;
+	if (!mr || !names_mr_rcu(key, *mr) || !mr->try_ref())
 		return nullptr;
 	// The reference is ours (try_ref's acquire); the entry may have changed
 	// before it (removed, the index reused): then it is not this key's MR.
 	auto ref = ktl::RefPtr<Mr>::adopt(mr);
-	if (!current(mr))
+	if (!names_mr_rcu(key, *mr))
 		return nullptr;
 	return ref;
 }

@@ -26,6 +26,7 @@ namespace sroce {
 
 class Mr;
 class Mw;
+class ShardedCounterBlock;
 class MwLayout;
 
 struct KeyRef;
@@ -36,8 +37,9 @@ public:
 	MemoryKeyTable() = default;
 	~MemoryKeyTable();
 
-	// Room for max_entries keys (indices 1..max_entries).
-	ktl::Result<void> init(u32 max_entries);
+	// Room for max_entries keys (indices 1..max_entries). Data-path
+	// look-ups count SROCE_CNT_KEY_LOOKUPS in counters, if given.
+	ktl::Result<void> init(u32 max_entries, ShardedCounterBlock *counters = nullptr);
 
 	// Gives mr a key, state invalid. -ENOSPC when the table is full (for
 	// user MRs: all but the kernel's reserve), -ENOMEM. May sleep.
@@ -120,6 +122,12 @@ public:
 	// for a type 2 window bound by another QP than qpn.
 	ktl::Result<KeyRef> lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 addr, u64 len, u32 need_access) const;
 
+	// key still names mr, valid, and mr is no fast-registration MR: what
+	// a look-up of key would find without the lock (find_mr_rcu), for a
+	// caller that holds a reference to mr already (key_cache.h). Takes no
+	// lock and no reference.
+	bool names_mr_rcu(u32 key, const Mr &mr) const;
+
 	u32 in_use() const { return indices_.in_use(); }
 	static constexpr u32 index_of(u32 key) { return key >> 8; }
 
@@ -138,6 +146,10 @@ private:
 	static constexpr u32 chunk_size = 1u << chunk_shift;
 
 	Entry *entry_locked(u32 index) const;
+	// The entry at index without the lock (its chunk loaded with acquire,
+	// pairs with ensure_chunk); null when there is none.
+	const Entry *entry_rcu(u32 index) const;
+	void count_lookup() const; // SROCE_CNT_KEY_LOOKUPS, per CPU
 	// The entry key names, if the key is its current one and valid.
 	const Entry *valid_entry_locked(u32 key) const {
 		const Entry *e = entry_locked(index_of(key));
@@ -162,8 +174,8 @@ private:
 	// fast-registration MR). nullptr otherwise: the caller then takes the
 	// lock, which also gives the exact error. The reference is taken with
 	// try_ref (the owner may be dropping the last one) and the entry is
-	// read again after it (the index may have been freed and reused
-	// meanwhile); an Mr's memory outlives the readers (RcuFreed).
+	// read again after it, by names_mr_rcu (the index may have been freed
+	// and reused meanwhile); an Mr's memory outlives the readers (RcuFreed).
 	ktl::RefPtr<Mr> find_mr_rcu(u32 key) const;
 	// Entry fields that find_mr_rcu reads without the lock are written
 	// with these, under the lock; the state last (release), so a reader
@@ -181,6 +193,7 @@ private:
 	u32 nchunks_ = 0;
 	u32 max_index_ = 0;
 	IdAllocator indices_;
+	ShardedCounterBlock *counters_ = nullptr;
 };
 
 } // namespace sroce

@@ -1,5 +1,6 @@
 // Memory windows in the key table: their keys, binding (to a range of an MR
 // or to a layout, mw_layout.h), and what their keys resolve to (key_table.h).
+#include "counters.h"
 #include "ib_enums.h"
 #include "key_table.h"
 #include "mr.h"
@@ -209,9 +210,15 @@ ktl::Result<KeyRef> MemoryKeyTable::window_ref_locked(const Mw &mw, u64 addr, u6
 	return KeyRef{mw.mr_, nullptr, at};
 }
 
+void MemoryKeyTable::count_lookup() const {
+	if (counters_)
+		counters_->inc(SROCE_CNT_KEY_LOOKUPS);
+}
+
 ktl::Result<KeyRef> MemoryKeyTable::lookup_lkey(u32 lkey, u32 pdn, u64 addr, u64 len, u32 need_access) const {
 	if (KTL_WARN_ON(need_access & ~u32(acc::local_write | acc::mw_bind)))
 		return Error::from_errno(err::inval);
+	count_lookup();
 	if (auto mr = find_mr_rcu(lkey)) {
 		TRY(mr->check(pdn, addr, len, need_access));
 		return KeyRef{ktl::move(mr), nullptr, addr};
@@ -236,6 +243,7 @@ ktl::Result<KeyRef> MemoryKeyTable::lookup_rkey(u32 rkey, u32 pdn, u32 qpn, u64 
 	constexpr u32 remote = acc::remote | acc::flush;
 	if (KTL_WARN_ON(!(need_access & remote) || (need_access & ~remote)))
 		return Error::from_errno(err::inval);
+	count_lookup();
 	if (auto mr = find_mr_rcu(rkey)) {
 		TRY(mr->check(pdn, addr, len, need_access));
 		return KeyRef{ktl::move(mr), nullptr, addr};

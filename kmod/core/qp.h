@@ -12,6 +12,7 @@
 #include "counters.h"
 #include "cq.h"
 #include "ind_table.h"
+#include "key_cache.h"
 #include "ib_enums.h"
 #include "ktl/list.h"
 #include "packet.h"
@@ -31,9 +32,6 @@ struct sroce_env_work;
 struct sroce_env_pkt;
 
 namespace sroce {
-
-class Mr;
-struct KeyRef;
 
 // A received packet, parsed and checked by rx.cpp.
 struct RxPacket {
@@ -494,6 +492,7 @@ private:
 	bool ack_due_ = false;       // SROCE_SQ_ACK_DUE as last written to a user SQ
 	sroce_env_work *work_ = nullptr;
 	RxSteer steer_;
+	QpKeyCaches keys_; // under lock_, dropped as key_cache.h says
 };
 
 } // namespace sroce

@@ -308,6 +308,7 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 			resp_.res[i] = ReadAtomicRes{};
 		resp_.res_next = resp_.res_send = 0;
 		resp_.ack_deferred = false;
+		keys_.drop_all();
 		resp_.msn = 0;
 	} else if (next == ib::qps_err && prev != ib::qps_err) {
 		flush_locked(b);

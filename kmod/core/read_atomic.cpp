@@ -105,8 +105,8 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 			return;
 		}
 		// A zero-length READ checks no key (IBTA C9-88, as rxe).
-		if (r.length &&
-		    dev_->keys().lookup_rkey(r.rkey, n.pdn, qpn_, r.va, r.length, ib::access::remote_read).is_error()) {
+		if (r.length && keys_.read_resp.rkey(dev_->keys(), r.rkey, n.pdn, qpn_, r.va, r.length,
+						     ib::access::remote_read).is_error()) {
 			nak_and_error_locked(ib::NakCode::remote_access, psn, b);
 			return;
 		}
@@ -204,11 +204,12 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 	}
 	Tx tx = t.release_value();
 	if (payload) {
-		// The key is checked for every packet: a deregistration in the
-		// middle of a long READ ends it with a NAK.
-		auto mr = dev_->keys().lookup_rkey(e.rkey, e.pdn, qpn_, e.va, payload, ib::access::remote_read);
+		// The key is checked for every packet (a cache hit is checked
+		// too, key_cache.h): a deregistration in the middle of a long
+		// READ ends it with a NAK.
+		auto mr = keys_.read_resp.rkey(dev_->keys(), e.rkey, e.pdn, qpn_, e.va, payload, ib::access::remote_read);
 		auto r = mr.is_error() ? ktl::Result<void>(mr.error())
-				       : mr.value().copy_from(tx.data + tx.payload_off, payload);
+				       : mr.value()->copy_from(tx.data + tx.payload_off, payload);
 		if (r.is_error()) {
 			tx_abort(tx);
 			e.pending = false;
@@ -244,6 +245,7 @@ void Qp::send_read_responses_locked(sroce_env_batch *b) {
 		if (!send_one_response_locked(e, b))
 			return;
 	}
+	keys_.read_resp.drop(); // all sent: before the last leaves (the batch flushes after)
 	if (resp_.ack_deferred) {
 		resp_.ack_deferred = false;
 		send_ack_locked(aeth_ack_unlimited, resp_.ack_deferred_psn, b);

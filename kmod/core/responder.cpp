@@ -132,6 +132,7 @@ void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool im
 	fill_recv_cqe(c, recvq_.wqe.wr_id, status, byte_len, rx, qpn_,
 		      connected() ? dest_qpn_ : rx.pi.hdr.deth.src_qp, imm, resp_.msg_imm_data, !connected());
 	recvq_.valid = false;
+	keys_.recv.drop(); // before the CQE, as complete_done_locked
 	post_recv_cqe_locked(c, rx.pi.hdr.bth.se, b);
 }
 
@@ -236,7 +237,7 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 		reject_locked(ib::NakCode::invalid_request, rx, b);
 		return;
 	}
-	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, resp_pdn_locked()};
+	SgeList l{recvq_.wqe.sge, recvq_.wqe.num_sge, resp_pdn_locked(), &keys_.recv};
 	auto r = sge_scatter_pkt(*dev_, l, resp_.recv_offset, rx.pkt, rx.payload_off, pi.payload_len);
 	if (r.is_error()) {
 		bool len = r.error().errno_value() == err::msgsize;
@@ -308,14 +309,14 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	if (pi.payload_len) {
 		u64 va = resp_.write_va + resp_.recv_offset;
-		auto mr = dev_->keys().lookup_rkey(resp_.write_rkey, resp_pdn_locked(), qpn_, va, pi.payload_len,
-						   ib::access::remote_write);
+		auto mr = keys_.recv.rkey(dev_->keys(), resp_.write_rkey, resp_pdn_locked(), qpn_, va, pi.payload_len,
+					  ib::access::remote_write);
 		ktl::Result<void> r;
 		if (mr.is_error()) {
 			r = mr.error();
 		} else {
 			u32 at = rx.payload_off;
-			r = mr.value().for_each_chunk(pi.payload_len, [&](u8 *kva, u32 c) -> ktl::Result<void> {
+			r = mr.value()->for_each_chunk(pi.payload_len, [&](u8 *kva, u32 c) -> ktl::Result<void> {
 				int e = sroce_env_pkt_read(rx.pkt, at, kva, c);
 				at += c;
 				return ktl::from_rc(e);

@@ -168,6 +168,8 @@ void Qp::receive(const RxPacket &rx, sroce_env_batch *b) {
 		}
 		if (!rss_.table && !rwq_) {
 			on_request_locked(rx, b);
+			if (!resp_.in_message) // a message ended: before its ACK leaves
+				keys_.recv.drop();
 			return;
 		}
 		// An RSS QP or a child of the consecutive-QPN form (UD:

@@ -1,12 +1,12 @@
 // Copies between a WQE's local SGE list and flat memory or a received
 // packet. Every SGE is checked through the key table (lkey, PD, bounds,
 // and LOCAL_WRITE where memory is written), per call, so a deregistered MR
-// is never touched. Errors: -EMSGSIZE when the SGEs are too short
+// is never touched: looked up, or through the list's cache (key_cache.h). Errors: -EMSGSIZE when the SGEs are too short
 // (LOC_LEN_ERR), anything else from the key table (LOC_PROT_ERR).
 #pragma once
 #include "abi.h"
 #include "device.h"
-#include "key_table.h"
+#include "key_cache.h"
 #include "mw_layout.h"
 
 struct sroce_env_pkt;
@@ -17,6 +17,7 @@ struct SgeList {
 	const sroce_sge *sge;
 	u32 num;
 	u32 pdn;
+	KeyCache *cache = nullptr; // the user's (key_cache.h), or a look-up per SGE
 };
 
 // Walks the SGEs covering [offset, offset + len) and calls
@@ -33,8 +34,13 @@ ktl::Result<void> sge_walk(Device &dev, const SgeList &l, u64 offset, u32 len, u
 			continue;
 		}
 		u32 n = u32(ktl::min(u64(s.length) - offset, u64(len - done)));
-		auto ref = TRY(dev.keys().lookup_lkey(s.lkey, l.pdn, s.addr + offset, n, access));
-		TRY(fn(ref, n, done));
+		KeyRef own;
+		const KeyRef *ref = &own;
+		if (l.cache)
+			ref = TRY(l.cache->lkey(dev.keys(), s.lkey, l.pdn, s.addr + offset, n, access));
+		else
+			own = TRY(dev.keys().lookup_lkey(s.lkey, l.pdn, s.addr + offset, n, access));
+		TRY(fn(*ref, n, done));
 		done += n;
 		offset = 0;
 	}

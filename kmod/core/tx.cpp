@@ -121,7 +121,7 @@ ktl::Result<void> Qp::gather_payload_locked(SendWqe &w, const RequestPacket &p, 
 		__builtin_memcpy(tx.data + tx.payload_off, &w.wqe.rdma.compare_add, p.payload);
 		return {};
 	}
-	SgeList l{w.sges(), w.wqe.num_sge, pd_->pdn()};
+	SgeList l{w.sges(), w.wqe.num_sge, pd_->pdn(), &keys_.send};
 	if (tx.zero_copy)
 		return sge_walk(*dev_, l, p.off, p.payload, 0,
 				[&](const KeyRef &ref, u32 n, u32) { return tx_attach(tx, ref, n); });

@@ -1,13 +1,15 @@
 // Host micro-benchmark of a data-path key look-up (not a test: it asserts
-// nothing about speed; `make bench-host` runs it after bench_packet). Every
-// packet looks its keys up (one per SGE it touches, at each end), so this
-// is what issue 17 item 6's "one MR reference per WQE" would save per
-// packet, to set beside bench_packet's cost of a packet.
+// nothing about speed; `make bench-host` runs it after bench_packet). A
+// packet looks its keys up (one per SGE it touches, at each end), from its
+// QP's cache since issue 17 item 6 (key_cache.h), to set beside
+// bench_packet's cost of a packet.
 //
-//   mr:   lookup_rkey of an MR's key: MemoryKeyTable::find_mr_rcu, no lock
-//         (a reference taken with try_ref and dropped);
-//   miss: a stale key, which takes the table's lock (as every MR look-up
-//         did before 2026-12-02, and a window's still does);
+//   mr:     lookup_rkey of an MR's key: MemoryKeyTable::find_mr_rcu, no lock
+//           (a reference taken with try_ref and dropped);
+//   cached: the same key through a KeyCache of the thread's own (a QP's),
+//           as every packet of a message after its first: no reference;
+//   miss:   a stale key, which takes the table's lock (as every MR look-up
+//           did before 2026-12-02, and a window's still does);
 // each by one thread, then by two at once on the same key (the two CPUs
 // receiving for one MR).
 //
@@ -21,7 +23,9 @@
 #include <vector>
 
 #include "device.h"
+#include "env_host.h"
 #include "ib_enums.h"
+#include "key_cache.h"
 #include "key_table.h"
 #include "mw_layout.h"
 
@@ -38,22 +42,26 @@ constexpr u64 iova = 0x100000, len = 1 << 16, page = 4096;
 volatile int sink;
 
 // ns per look-up of key by `threads` threads at once, over ms milliseconds.
-double ns_per_lookup(sroce::MemoryKeyTable &keys, u32 key, u32 pdn, unsigned threads, unsigned ms) {
+double ns_per_lookup(sroce::MemoryKeyTable &keys, u32 key, u32 pdn, unsigned threads, unsigned ms, bool cached) {
 	std::atomic<bool> go{false};
 	std::vector<unsigned long> done(threads);
 	std::vector<double> secs(threads);
 	std::vector<std::thread> ts;
 	for (unsigned t = 0; t < threads; t++)
 		ts.emplace_back([&, t] {
+			env_host::set_cpu(int(t)); // its own counter shard, as each CPU has
 			while (!go.load())
 				;
 			unsigned long n = 0;
+			sroce::KeyCache cache;
 			auto t0 = Clock::now(), until = t0 + std::chrono::milliseconds(ms);
 			Clock::time_point now;
 			do {
-				for (int k = 0; k < 256; k++, n++)
-					sink = keys.lookup_rkey(key, pdn, 0, iova + (n & 0xff) * 64, 64, acc::remote_write)
-						       .is_error();
+				for (int k = 0; k < 256; k++, n++) {
+					u64 at = iova + (n & 0xff) * 64;
+					sink = cached ? cache.rkey(keys, key, pdn, 0, at, 64, acc::remote_write).is_error()
+						      : keys.lookup_rkey(key, pdn, 0, at, 64, acc::remote_write).is_error();
+				}
 				now = Clock::now();
 			} while (now < until);
 			done[t] = n;
@@ -112,20 +120,37 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "bench_keys: the look-ups do not hit and miss\n");
 		return 1;
 	}
+	// And the cache answers its second call itself (no look-up counted).
+	{
+		unsigned long long c0[SROCE_CNT_MAX], c1[SROCE_CNT_MAX];
+		sroce::KeyCache cache;
+		sroce_core_dev_read_counters(dev, c0, SROCE_CNT_MAX);
+		bool hit = !cache.rkey(keys, key, pdn, 0, iova, 64, acc::remote_write).is_error() &&
+			   !cache.rkey(keys, key, pdn, 0, iova + 64, 64, acc::remote_write).is_error();
+		sroce_core_dev_read_counters(dev, c1, SROCE_CNT_MAX);
+		if (!hit || c1[SROCE_CNT_KEY_LOOKUPS] - c0[SROCE_CNT_KEY_LOOKUPS] != 1) {
+			fprintf(stderr, "bench_keys: the cache does not answer its second call\n");
+			return 1;
+		}
+	}
 	struct Row {
 		const char *name;
 		u32 key;
 		unsigned threads;
+		bool cached;
 		double ns;
-	} rows[] = {{"mr, 1 thread", key, 1, 1e18}, {"miss, 1 thread", key ^ 1, 1, 1e18},
-		    {"mr, 2 threads", key, 2, 1e18}, {"miss, 2 threads", key ^ 1, 2, 1e18}};
+	} rows[] = {{"mr, 1 thread", key, 1, false, 1e18},     {"cached, 1 thread", key, 1, true, 1e18},
+		    {"miss, 1 thread", key ^ 1, 1, false, 1e18},  {"mr, 2 threads", key, 2, false, 1e18},
+		    {"cached, 2 threads", key, 2, true, 1e18}, {"miss, 2 threads", key ^ 1, 2, false, 1e18}};
 	for (unsigned r = 0; r < rounds; r++) // interleaved, best of each
 		for (auto &row : rows)
-			row.ns = std::min(row.ns, ns_per_lookup(keys, row.key, pdn, row.threads, ms));
+			row.ns = std::min(row.ns, ns_per_lookup(keys, row.key, pdn, row.threads, ms, row.cached));
 	printf("sroce key look-up (lookup_rkey, 64 B), ns each, best of %u rounds\n", rounds);
 	for (auto &row : rows)
-		printf("  %-16s %7.1f ns  %s\n", row.name, row.ns,
-		       row.key == key ? "an MR's key: no lock (find_mr_rcu)" : "a stale key: the table's lock");
+		printf("  %-18s %7.1f ns  %s\n", row.name, row.ns,
+		       row.cached	 ? "a QP's cache: no lock, no reference (key_cache.h)"
+		       : row.key == key ? "an MR's key: no lock (find_mr_rcu)"
+					: "a stale key: the table's lock");
 	sroce_core_mr_destroy(mr);
 	sroce_core_pd_destroy(pd);
 	sroce_core_dev_destroy(dev);
