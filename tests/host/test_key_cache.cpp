@@ -24,13 +24,6 @@ sroce_core_counts counts(const Node &n) {
 	return c;
 }
 
-sroce_wqe rdma(uint64_t id, unsigned int op, const Node &n, Fixture &f, Buffer &b, size_t off = 0) {
-	auto w = wqe(id, op, 1);
-	w.rdma.remote_addr = iova_of(n, b) + off;
-	w.rdma.rkey = f.lkey(b);
-	return w;
-}
-
 } // namespace
 
 TEST_CASE("key cache: a message looks each key up once a side, not once a packet", "[transport][keys][key-cache]") {
@@ -41,68 +34,52 @@ TEST_CASE("key cache: a message looks each key up once a side, not once a packet
 	constexpr unsigned int len = 16 * 1024; // 16 packets
 	Buffer &la = f.buffer(a, len, all_access);
 	Buffer &rb = f.buffer(b, len, all_access);
-	std::vector<sroce_cqe> ca, cb;
+	const uint64_t rva = iova_of(b, rb);
+	const sroce_sge whole = sge_of(f, a, la, 0, len);
 	unsigned long long a0 = lookups(a), b0 = lookups(b);
-	auto since = [&](unsigned long long &base, const Node &n) {
-		unsigned long long d = lookups(n) - base;
-		base = lookups(n);
-		return d;
+	// Each operation moves fill's bytes, and costs `at_a` and `at_b`
+	// look-ups: one per packet and SGE before the cache.
+	auto op = [&](const char *what, const sroce_wqe &w, const std::vector<sroce_sge> &sges, unsigned char fill,
+		      unsigned long long at_a, unsigned long long at_b) {
+		INFO(what);
+		std::memset(w.opcode == ib::wr_rdma_read ? rb.data : la.data, fill, len);
+		if (w.opcode == ib::wr_send)
+			REQUIRE(f.post_recv(qb, 100, {sge_of(f, b, rb, 0, len)}) == 0);
+		CHECK(complete_one(f, qa, w, sges).status == ib::wc_success);
+		if (w.opcode == ib::wr_send) {
+			std::vector<sroce_cqe> cb;
+			REQUIRE(f.wait_cqes(b, 1, cb));
+			CHECK(cb[0].status == ib::wc_success);
+		}
+		CHECK(std::memcmp(la.data, rb.data, len) == 0);
+		CHECK(lookups(a) - a0 == at_a);
+		CHECK(lookups(b) - b0 == at_b);
+		a0 = lookups(a);
+		b0 = lookups(b);
 	};
-
-	std::memset(la.data, 0x11, len);
-	REQUIRE(f.post_send(qa, rdma(1, ib::wr_rdma_write, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
-	REQUIRE(f.wait_cqes(a, 1, ca));
-	CHECK(ca[0].status == ib::wc_success);
-	CHECK(std::memcmp(la.data, rb.data, len) == 0);
-	// 16 and 16 before the cache: one per packet.
-	CHECK(since(a0, a) == 1);
-	CHECK(since(b0, b) == 1);
-
-	ca.clear();
-	std::memset(la.data, 0x22, len);
-	REQUIRE(f.post_recv(qb, 2, {sge_of(f, b, rb, 0, len)}) == 0);
-	REQUIRE(f.post_send(qa, wqe(3, ib::wr_send, 1), {sge_of(f, a, la, 0, len)}) == 0);
-	REQUIRE(f.wait_cqes(b, 1, cb));
-	REQUIRE(f.wait_cqes(a, 1, ca));
-	CHECK(cb[0].status == ib::wc_success);
-	CHECK(std::memcmp(la.data, rb.data, len) == 0);
-	CHECK(since(a0, a) == 1);
-	CHECK(since(b0, b) == 1);
-
-	// A READ: the responder's request check and its 16 responses share
-	// one look-up (17 before), the completer's placement one (16 before).
-	ca.clear();
-	std::memset(rb.data, 0x5a, len);
-	REQUIRE(f.post_send(qa, rdma(4, ib::wr_rdma_read, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
-	REQUIRE(f.wait_cqes(a, 1, ca));
-	CHECK(ca[0].status == ib::wc_success);
-	CHECK(std::memcmp(la.data, rb.data, len) == 0);
-	CHECK(since(a0, a) == 1);
-	CHECK(since(b0, b) == 1);
-
-	// Two SGEs of one MR: the second is a hit.
-	ca.clear();
-	REQUIRE(f.post_send(qa, rdma(5, ib::wr_rdma_write, b, f, rb),
-			    {sge_of(f, a, la, 0, len / 2), sge_of(f, a, la, len / 2, len / 2)}) == 0);
-	REQUIRE(f.wait_cqes(a, 1, ca));
-	CHECK(ca[0].status == ib::wc_success);
-	CHECK(since(a0, a) == 1);
-	CHECK(since(b0, b) == 1);
+	op("WRITE: 16 and 16 before", rdma_wqe(1, ib::wr_rdma_write, rva, f.lkey(rb)), {whole}, 0x11, 1, 1);
+	op("SEND: 16 and 16 before", wqe(2, ib::wr_send, 1), {whole}, 0x22, 1, 1);
+	// The responder's request check and its 16 responses share one.
+	op("READ: 16 and 17 before", rdma_wqe(3, ib::wr_rdma_read, rva, f.lkey(rb)), {whole}, 0x5a, 1, 1);
+	sroce_wqe two = rdma_wqe(4, ib::wr_rdma_write, rva, f.lkey(rb));
+	two.num_sge = 2;
+	op("two SGEs of one MR: 32 and 16 before", two, {sge_of(f, a, la, 0, len / 2), sge_of(f, a, la, len / 2, len / 2)},
+	   0x33, 1, 1);
 
 	// Eight WRITEs in a row: a completion lets the requester's cache go
 	// (key_cache.h), so at most two look-ups a WQE (here every packet may
 	// leave before the first ACK: one); the responder one a message. 128
 	// and 128 before.
-	ca.clear();
 	for (uint64_t id = 10; id < 18; id++)
-		REQUIRE(f.post_send(qa, rdma(id, ib::wr_rdma_write, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
+		REQUIRE(f.post_send(qa, rdma_wqe(id, ib::wr_rdma_write, rva, f.lkey(rb)), {whole}) == 0);
+	std::vector<sroce_cqe> ca;
 	REQUIRE(f.wait_cqes(a, 8, ca));
 	for (auto &c : ca)
 		CHECK(c.status == ib::wc_success);
-	unsigned long long da = since(a0, a);
+	unsigned long long da = lookups(a) - a0;
 	CHECK(da >= 1);
 	CHECK(da <= 16);
-	CHECK(since(b0, b) == 8);
+	CHECK(lookups(b) - b0 == 8);
 	CHECK(counts(a).pkts_in_flight == 0);
 }
 
@@ -122,7 +99,7 @@ TEST_CASE("key cache: a deregistration stops a message at its next packet", "[tr
 	auto counts_b = counts(b), counts_a = counts(a);
 
 	SECTION("the target's MR: REM_ACCESS_ERR, nothing lands after, its pages go") {
-		REQUIRE(f.post_send(qa, rdma(1, ib::wr_rdma_write, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
+		REQUIRE(f.post_send(qa, rdma_wqe(1, ib::wr_rdma_write, iova_of(b, rb), f.lkey(rb)), {sge_of(f, a, la, 0, len)}) == 0);
 		REQUIRE(f.sim().run_until(part_landed, 1000000000ull));
 		REQUIRE(rb.data[len - 1] == 0);
 		f.dereg(rb);
@@ -134,7 +111,7 @@ TEST_CASE("key cache: a deregistration stops a message at its next packet", "[tr
 		CHECK(counts(b).pinned_pages == counts_b.pinned_pages - len / 4096);
 	}
 	SECTION("the sender's MR: LOC_PROT_ERR, its pages go") {
-		REQUIRE(f.post_send(qa, rdma(1, ib::wr_rdma_write, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
+		REQUIRE(f.post_send(qa, rdma_wqe(1, ib::wr_rdma_write, iova_of(b, rb), f.lkey(rb)), {sge_of(f, a, la, 0, len)}) == 0);
 		REQUIRE(f.sim().run_until(part_landed, 1000000000ull));
 		REQUIRE(rb.data[len - 1] == 0);
 		f.dereg(la);
@@ -148,7 +125,7 @@ TEST_CASE("key cache: a deregistration stops a message at its next packet", "[tr
 	SECTION("a READ's source: REM_ACCESS_ERR, its pages go") {
 		std::memset(rb.data, 0x33, len);
 		std::memset(la.data, 0, len);
-		REQUIRE(f.post_send(qa, rdma(1, ib::wr_rdma_read, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
+		REQUIRE(f.post_send(qa, rdma_wqe(1, ib::wr_rdma_read, iova_of(b, rb), f.lkey(rb)), {sge_of(f, a, la, 0, len)}) == 0);
 		REQUIRE(f.sim().run_until([&] { return la.data[0] == 0x33; }, 1000000000ull));
 		REQUIRE(la.data[len - 1] == 0);
 		f.dereg(rb);
@@ -183,7 +160,7 @@ TEST_CASE("key cache: after a completion, a deregistration releases the MR at on
 		CHECK(counts(a).pinned_pages + counts(b).pinned_pages == 0);
 	};
 	SECTION("WRITE") {
-		REQUIRE(f.post_send(qa, rdma(1, ib::wr_rdma_write, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
+		REQUIRE(f.post_send(qa, rdma_wqe(1, ib::wr_rdma_write, iova_of(b, rb), f.lkey(rb)), {sge_of(f, a, la, 0, len)}) == 0);
 		REQUIRE(f.wait_cqes(a, 1, ca));
 		CHECK(ca[0].status == ib::wc_success);
 		check_released();
@@ -197,7 +174,7 @@ TEST_CASE("key cache: after a completion, a deregistration releases the MR at on
 		check_released();
 	}
 	SECTION("READ") {
-		REQUIRE(f.post_send(qa, rdma(4, ib::wr_rdma_read, b, f, rb), {sge_of(f, a, la, 0, len)}) == 0);
+		REQUIRE(f.post_send(qa, rdma_wqe(4, ib::wr_rdma_read, iova_of(b, rb), f.lkey(rb)), {sge_of(f, a, la, 0, len)}) == 0);
 		REQUIRE(f.wait_cqes(a, 1, ca));
 		CHECK(ca[0].status == ib::wc_success);
 		check_released();
