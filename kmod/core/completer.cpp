@@ -242,6 +242,9 @@ void Qp::on_data_response_locked(const RxPacket &rx, sroce_env_batch *b) {
 // ---- completions and flush ----------------------------------------------------
 
 bool Qp::post_cqe_locked(CompletionQueue &cq, const sroce_cqe &cqe, bool solicited, sroce_env_batch *b) {
+	// No cache outlives what a CQE tells its owner (key_cache.h): an owner
+	// that polls it and deregisters finds the MR released at once.
+	keys_.drop_all();
 	if (cq.post(cqe, owner_, solicited, b))
 		return true;
 	cq_overflowed_locked(b);
@@ -302,9 +305,6 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 		sq_.publish_consumer(comp_.sq_done);
 	else
 		sq_.set_consumer(comp_.sq_done);
-	// Before the CQEs: their owner may deregister the MRs once it polls.
-	keys_.send.drop();
-	keys_.read_place.drop();
 	for (u32 i = from; i != comp_.sq_done; i++)
 		complete_send_locked(swqe(i), b);
 }

@@ -10,11 +10,16 @@
 // the next use, as with a fresh look-up. Windows and fast-registration MRs
 // are looked up every time (their bounds change under the table's lock).
 //
-// The reference pins the MR's pages until the cache lets go: the QP drops
-// its caches before it posts a completion that ends their use (so an
-// owner that deregisters after polling finds its pages released as
-// before), when a message ends, at flush and reset, and with the QP
-// (~Qp). Under the QP's lock, like the state it serves.
+// The reference pins the MR's pages until the cache lets go. The QP drops
+// all its caches before it posts any CQE (post_cqe_locked,
+// post_recv_cqe_locked: an owner that polls and deregisters finds the MR
+// released at once, as before), and the responder's when a message ends,
+// the READ responder's when its responses are sent, and all at flush,
+// reset and destroy. So an MR deregistered while a message uses it stays
+// pinned until that message's next packet, its end or error, or the QP's
+// reset or destroy: a peer that stops in the middle of a message keeps it
+// so (siw's per-WQE references do the same). Under the QP's lock, like the
+// state it serves.
 #pragma once
 #include "key_table.h"
 #include "mw_layout.h"

@@ -179,6 +179,9 @@ void Qp::destroy() {
 	{
 		ktl::Guard g(lock_);
 		dead_ = true;
+		// Not at ~Qp: a packet in flight may hold the QP past this, and
+		// the owner may deregister the MRs as soon as this returns.
+		keys_.drop_all();
 	}
 	// Nothing re-arms them once dead_ is set.
 	sroce_env_timer_cancel(timer_);

@@ -132,11 +132,11 @@ void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool im
 	fill_recv_cqe(c, recvq_.wqe.wr_id, status, byte_len, rx, qpn_,
 		      connected() ? dest_qpn_ : rx.pi.hdr.deth.src_qp, imm, resp_.msg_imm_data, !connected());
 	recvq_.valid = false;
-	keys_.recv.drop(); // before the CQE, as complete_done_locked
 	post_recv_cqe_locked(c, rx.pi.hdr.bth.se, b);
 }
 
 void Qp::post_recv_cqe_locked(const sroce_cqe &c, bool solicited, sroce_env_batch *b) {
+	keys_.drop_all(); // as post_cqe_locked, for an XRC target's SRQ too
 	if (!xrc_target()) {
 		post_cqe_locked(*rcq_, c, solicited, b);
 		return;
