@@ -31,11 +31,15 @@ void Qp::on_ack_psn_locked(u32 psn, sroce_env_batch *b) {
 		if (w.done)
 			continue;
 		if (is_read_or_atomic(w.wqe.opcode)) {
-			// Once per WQE until a timeout: every packet of a later
-			// response burst says the same, and each resend restarts
-			// the responder's stream.
-			if (psn_diff(w.last_psn, psn) <= 0 && !comp_.resp_gap_retried) {
+			// Once per WQE until a timeout or a probe: every packet of a
+			// later response burst says the same, and each resend
+			// restarts the responder's stream. A probe's answer asks
+			// again (the request or its data was lost again).
+			u32 probes = comp_.rec.probes;
+			if (psn_diff(w.last_psn, psn) <= 0 &&
+			    (!comp_.resp_gap_retried || (probes && probes != comp_.resp_gap_probes))) {
 				comp_.resp_gap_retried = true;
+				comp_.resp_gap_probes = probes;
 				rewind_locked(comp_.unacked_psn);
 			}
 			if (comp_.unacked_psn != before)

@@ -170,9 +170,10 @@ struct CompleterState {
 	u32 retries_left = 0;
 	u32 rnr_left = 0;
 	bool rnr_wait = false;       // holding off after an RNR NAK
-	// A later response already made us ask again for the READ/ATOMIC we
-	// wait for: the rest of that burst must not ask again per packet.
+	// A later response made us ask again for the READ/ATOMIC we wait for:
+	// the rest of that burst must not, only the next probe's answer.
 	bool resp_gap_retried = false;
+	u32 resp_gap_probes = 0;     // tail-loss probes sent before that
 	// A READ response gap at read_gap_psn was asked for again: further
 	// responses beyond that same gap must not ask again.
 	bool read_gap_resent = false;

@@ -136,11 +136,11 @@ void Qp::finish_recv_locked(u8 status, u32 byte_len, const RxPacket &rx, bool im
 }
 
 void Qp::post_recv_cqe_locked(const sroce_cqe &c, bool solicited, sroce_env_batch *b) {
-	keys_.drop_all(); // as post_cqe_locked, for an XRC target's SRQ too
 	if (!xrc_target()) {
 		post_cqe_locked(*rcq_, c, solicited, b);
 		return;
 	}
+	keys_.drop_all(); // as post_cqe_locked does
 	// Into the CQ of the SRQ the WQE came from, under that SRQ's lock: a
 	// WQE of an SRQ destroyed since is no one's to complete.
 	if (recvq_.xrc_srq && recvq_.xrc_srq->post_cqe(c, owner_, solicited, b) == Srq::Posted::cq_full)

@@ -46,11 +46,15 @@ void Qp::arm_retry_timer_locked() {
 
 // The next probe comes a probe delay after `from`, twice as long after the
 // one before (a lost probe, or its lost answer, is probed again), and none
-// is armed past the timeout.
+// is armed past the timeout, nor after max_probe_backoff + 1 without
+// progress. Every answer restarts the timeout (as rxe's), a probe's too:
+// unbounded, probes answered with nothing moving (the data of a READ
+// lost every time, its later WRITE ACKed) held the timeout off for ever
+// once it was longer than the longest probe wait (timeout 24 and up).
 void Qp::arm_retry_or_probe_locked(u64 from, u64 now) {
 	LossRecovery &r = comp_.rec;
 	u64 probe_at = from + (probe_delay_ns() << ktl::min(r.probes, param::max_probe_backoff));
-	r.probe_armed = probe_at < r.timeout_at_ns;
+	r.probe_armed = r.probes <= param::max_probe_backoff && probe_at < r.timeout_at_ns;
 	comp_.timer_armed = true;
 	sroce_env_timer_arm(timer_, (r.probe_armed ? probe_at : r.timeout_at_ns) - now);
 }
@@ -183,6 +187,12 @@ void Qp::send_probe_locked(sroce_env_batch *b) {
 		req_.probe = true;
 		send_packet_locked(swqe(req_.sq_next), req_.sq_next, b);
 	}
+	// A resend that failed (its MR deregistered) put the QP in error, and
+	// the flush moved the SQ on: where sending stood is gone. Put back, the
+	// fetch index fell behind the flushed one, and the next flush walked
+	// 2^32 WQEs.
+	if (state_ == ib::qps_err)
+		return;
 	req_ = saved;
 	comp_.ooo_mask = ooo;
 }

@@ -1,8 +1,9 @@
 // Copies between a WQE's local SGE list and flat memory or a received
 // packet. Every SGE is checked through the key table (lkey, PD, bounds,
 // and LOCAL_WRITE where memory is written), per call, so a deregistered MR
-// is never touched: looked up, or through the list's cache (key_cache.h). Errors: -EMSGSIZE when the SGEs are too short
-// (LOC_LEN_ERR), anything else from the key table (LOC_PROT_ERR).
+// is never touched: looked up, or through the list's cache (key_cache.h).
+// Errors: -EMSGSIZE when the SGEs are too short (LOC_LEN_ERR), anything
+// else from the key table (LOC_PROT_ERR).
 #pragma once
 #include "abi.h"
 #include "device.h"

@@ -1,5 +1,5 @@
-// SqPoller: the per-device SQ poller (io_uring SQPOLL style). A thread
-// scans the send queues of the QPs of user contexts that asked for polling
+// SqPoller: an SQ poller (io_uring SQPOLL style), shared by the devices
+// that join it (kmod/linux/sqpoll.c). A thread scans the send queues of the QPs of user contexts that asked for polling
 // and runs their send path when a producer index moved, so a post needs no
 // system call. After sq_idle_us without work it sets NEED_WAKEUP in the
 // context page of every polled context, issues a full barrier, re-checks

@@ -50,7 +50,7 @@ static const struct kernel_param_ops sroce_sq_poll_ops = {
 	.get = sroce_sq_poll_get,
 };
 module_param_cb(sq_poll, &sroce_sq_poll_ops, NULL, 0644);
-MODULE_PARM_DESC(sq_poll, "A kernel thread per device polls user send queues, so posts need no system call: Y, N or auto, a poller only where it gets a CPU of its own: one per CPU named in sq_poll_cpus, or one per poller and two more online (default: auto)");
+MODULE_PARM_DESC(sq_poll, "Shared kernel threads poll user send queues, so posts need no system call: Y, N or auto, a poller only where it gets a CPU of its own: one per CPU named in sq_poll_cpus, or one per poller and two more online (default: auto)");
 
 unsigned int sroce_sq_idle_us = 2000;
 module_param_named(sq_idle_us, sroce_sq_idle_us, uint, 0644);

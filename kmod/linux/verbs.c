@@ -199,8 +199,10 @@ static int sroce_init_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	uc->ctx_page = sroce_mmap_insert(uc, page, PAGE_SIZE, false, &resp.ctx_page_offset);
 	if (IS_ERR(uc->ctx_page)) {
 		err = PTR_ERR(uc->ctx_page);
+		/* The SQ poller may write the page until the core lets go. */
+		sroce_core_ucontext_destroy(uc->core);
 		vfree(page);
-		goto err_core;
+		return err;
 	}
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (err)

@@ -20,7 +20,7 @@ namespace ib = sroce::ib;
 namespace {
 // BTH opcodes (RC) and the AETH syndrome of a PSN sequence NAK.
 constexpr unsigned char write_middle = 0x07, write_last = 0x08, read_request = 0x0c, read_response_last = 0x0f,
-			acknowledge = 0x11, atomic_acknowledge = 0x12;
+			read_response_only = 0x10, acknowledge = 0x11, atomic_acknowledge = 0x12;
 constexpr unsigned char nak_psn_seq = 0x60;
 constexpr unsigned int timeout = 20;
 constexpr uint64_t timeout_ns = 4096ull << timeout;
@@ -36,14 +36,14 @@ struct Pair {
 	Node &a, &b;
 	Qp &qa, &qb;
 	Buffer &la, &rb;
-	explicit Pair(uint64_t seed, uint64_t latency_ns = 20000)
+	explicit Pair(uint64_t seed, uint64_t latency_ns = 20000, unsigned int qp_timeout = timeout)
 		: f(seed, 1500), a(f.node(0)), b(f.node(1)), qa(f.qp(a, ib::qpt_rc, 16)), qb(f.qp(b, ib::qpt_rc, 16)),
 		  la(f.buffer(a, msg, all_access)), rb(f.buffer(b, msg + 8, all_access)) {
 		f.trace_from_env();
 		sim::LinkConfig l;
 		l.latency_ns = latency_ns;
 		f.sim().set_all_links(l);
-		f.connect(qa, qb, ib::mtu_1024, 0x100, 0x100, timeout, 7, 7);
+		f.connect(qa, qb, ib::mtu_1024, 0x100, 0x100, qp_timeout, 7, 7);
 	}
 	// Loses the first `count` packets from `from` that `match` accepts.
 	template <class Match> void lose(const Node &from, unsigned int count, Match match) {
@@ -304,4 +304,97 @@ TEST_CASE("tail probe: a timer that fires early probes nothing on a clean link",
 	}
 	CHECK(device_counter(p.a, SROCE_CNT_TAIL_PROBES) == 0);
 	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_PKTS) == 0);
+}
+
+TEST_CASE("tail probe: a resend that fails flushes the SQ once, and the next post completes at once",
+	  "[transport][probe]") {
+	// A probe keeps where sending stood and puts it back after. A resend
+	// whose gather fails (its MR deregistered while the WQE was out) moves
+	// the QP to error, and the flush moves the SQ on to its producer. Put
+	// back over that, the fetch index fell behind the flushed one and the
+	// next flush walked 2^32 WQEs under the QP lock. The peer is silent; a
+	// READ keeps a fenced WRITE waiting, so a fourth WQE is not fetched.
+	Pair p(103);
+	Buffer &dst = p.f.buffer(p.a, 4096, all_access);
+	p.f.sim().set_filter([&](const sim::WirePacket &w) { return w.from != p.b.id; });
+	auto post = [&](uint64_t id, unsigned char opcode, Buffer &from, unsigned short flags) {
+		sroce_wqe w = wqe(id, opcode, 1, SROCE_WQE_SIGNALED | flags);
+		w.rdma.remote_addr = iova_of(p.b, p.rb);
+		w.rdma.rkey = p.f.lkey(p.rb);
+		REQUIRE(p.f.post_send(p.qa, w, {sge_of(p.f, p.a, from, 0, 1024)}) == 0);
+	};
+	post(1, ib::wr_rdma_read, dst, 0);
+	post(2, ib::wr_rdma_write, p.la, 0);
+	post(3, ib::wr_rdma_write, dst, SROCE_WQE_FENCE);
+	post(4, ib::wr_rdma_write, dst, 0);
+	p.f.sim().run_for(100000); // the READ and WRITE 2 on the wire
+	p.f.dereg(p.la);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(p.f.wait_cqes(p.a, 4, ca, timeout_ns / 2)); // the probe's, long before the timeout
+	CHECK(device_counter(p.a, SROCE_CNT_TAIL_PROBES) == 1);
+	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_TIMEOUTS) == 0);
+	for (auto &c : ca) {
+		INFO("wr_id " << c.wr_id);
+		if (c.wr_id == 2)
+			CHECK(int(c.status) == ib::wc_loc_prot_err);
+		else
+			CHECK(int(c.status) == ib::wc_wr_flush_err);
+	}
+	sroce_core_qp_view v{};
+	sroce_core_qp_snapshot(p.qa.qp, &v);
+	REQUIRE(v.sq_wqes == 0);
+	post(5, ib::wr_rdma_write, dst, 0);
+	ca.clear();
+	REQUIRE(p.f.wait_cqes(p.a, 1, ca, 1000000));
+	CHECK(ca.size() == 1);
+	CHECK(ca[0].wr_id == 5);
+	CHECK(int(ca[0].status) == ib::wc_wr_flush_err);
+	sroce_core_qp_snapshot(p.qa.qp, &v);
+	CHECK(v.sq_wqes == 0);
+}
+
+TEST_CASE("tail probe: a READ asked for again and lost again is asked for after the probe", "[transport][probe]") {
+	// The READ's response is lost and the WRITE behind it ACKed: the READ
+	// is asked for again, once per burst of answers. Its response is lost
+	// again; the probe's answer, an ACK beyond the READ again, must ask
+	// once more, or only the timeout would.
+	Pair p(104);
+	p.lose(p.b, 2, [](const sim::WirePacket &w) { return opcode_of(w) == read_response_only; });
+	auto post = [&](uint64_t id, unsigned char opcode, size_t off) {
+		sroce_wqe w = wqe(id, opcode, 1);
+		w.rdma.remote_addr = iova_of(p.b, p.rb) + off;
+		w.rdma.rkey = p.f.lkey(p.rb);
+		REQUIRE(p.f.post_send(p.qa, w, {sge_of(p.f, p.a, p.la, off, 1024)}) == 0);
+	};
+	post(1, ib::wr_rdma_read, 0);
+	post(2, ib::wr_rdma_write, 4096);
+	std::vector<sroce_cqe> ca;
+	REQUIRE(p.f.wait_cqes(p.a, 2, ca, timeout_ns * 2));
+	CHECK(int(ca[0].status) == ib::wc_success);
+	CHECK(int(ca[1].status) == ib::wc_success);
+	CHECK(std::memcmp(p.la.data, p.rb.data, 1024) == 0);
+	CHECK(device_counter(p.a, SROCE_CNT_TAIL_PROBES) >= 1);
+	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_TIMEOUTS) == 0);
+}
+
+TEST_CASE("tail probe: probes answered with nothing moving do not hold off RETRY_EXC_ERR", "[transport][probe]") {
+	// Every READ response is lost; the WRITE behind the READ is ACKed each
+	// time it or a probe comes. Each answer restarts the timeout (as rxe),
+	// and at timeout 24 (69 s) the longest probe wait (65 s) came first:
+	// the probes went on for ever and the READ never failed.
+	constexpr unsigned int t24 = 24;
+	constexpr uint64_t t24_ns = 4096ull << t24;
+	Pair p(106, 20000, t24);
+	p.f.sim().set_filter([&](const sim::WirePacket &w) { return opcode_of(w) != read_response_only; });
+	for (uint64_t id = 1; id <= 2; id++) {
+		sroce_wqe w = wqe(id, id == 1 ? ib::wr_rdma_read : ib::wr_rdma_write, 1);
+		w.rdma.remote_addr = iova_of(p.b, p.rb);
+		w.rdma.rkey = p.f.lkey(p.rb);
+		REQUIRE(p.f.post_send(p.qa, w, {sge_of(p.f, p.a, p.la, id * 4096, 1024)}) == 0);
+	}
+	std::vector<sroce_cqe> ca;
+	REQUIRE(p.f.wait_cqes(p.a, 2, ca, 20 * t24_ns));
+	CHECK(int(ca[0].status) == ib::wc_retry_exc_err);
+	CHECK(device_counter(p.a, SROCE_CNT_RETRANS_TIMEOUTS) == 8);
+	CHECK(device_counter(p.a, SROCE_CNT_TAIL_PROBES) <= sroce::param::max_probe_backoff + 1);
 }
