@@ -30,18 +30,15 @@ bool Qp::steer_rx(const RxPacket &rx) {
 	if (t.cpu == RxSteer::none)
 		return false;
 	ref(); // the token's: dropped by sroce_core_rx_steered or _rx_steer_drop
-	if (sroce_env_rx_steer_qp(rx.pkt, t.cpu, t.must_queue, this, steer_.allowed())) {
-		count(SROCE_CNT_RX_STEERED);
-		return true;
-	}
+	if (sroce_env_rx_steer_qp(rx.pkt, t.cpu, t.must_queue, this, steer_.allowed()))
+		return true; // counted when received there, or as dropped
 	steer_.end();
 	unref();
 	return false;
 }
 
 void Qp::steered_done(bool dropped) {
-	if (dropped)
-		count(SROCE_CNT_RX_STEER_DROPS);
+	count(dropped ? SROCE_CNT_RX_STEER_DROPS : SROCE_CNT_RX_STEERED);
 	// After the packet's receive: the QP's next one may now go elsewhere.
 	steer_.end();
 	unref(); // the token's; may be the last

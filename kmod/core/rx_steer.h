@@ -38,16 +38,19 @@ public:
 		enabled_.store(true, ktl::MemoryOrder::relaxed);
 		u8 *a = allowed_.load(ktl::MemoryOrder::acquire);
 		if (!a) {
-			a = static_cast<u8 *>(sroce_env_zalloc(len, 0));
-			if (!a)
+			u8 *fresh = static_cast<u8 *>(sroce_env_zalloc(len, 0));
+			if (!fresh)
 				return; // not steered: no harm
-			__builtin_memcpy(a, bits, len);
-			// Pairs with allowed()'s acquire: the bits before the pointer.
-			allowed_.store(a, ktl::MemoryOrder::release);
-			return;
+			__builtin_memcpy(fresh, bits, len);
+			// Two modifies may run at once (uverbs holds the QP shared):
+			// one copy wins, the other is freed. Release pairs with
+			// allowed()'s acquire: the bits before the pointer.
+			if (allowed_.compare_exchange(a, fresh, ktl::MemoryOrder::release, ktl::MemoryOrder::acquire))
+				return;
+			sroce_env_free(fresh);
 		}
-		// Modifies are serialized by ib_core; a packet reading meanwhile
-		// sees old or new bits, either of them the owner's.
+		// A packet reading meanwhile sees old or new bits, either of them
+		// the owner's.
 		__builtin_memcpy(a, bits, len);
 	}
 	const void *allowed() const { return allowed_.load(ktl::MemoryOrder::acquire); }
