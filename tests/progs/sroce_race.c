@@ -10,7 +10,7 @@
  * thread; every other pair's receiver takes its receives from an SRQ. A
  * second thread meanwhile writes random bytes into SQ, RQ, SRQ and CQ
  * slots, moves the SQ, RQ and SRQ producers and the CQ consumer back and far ahead,
- * rings raw doorbells, and deregisters and registers again the MR the
+ * writes CPU hints no CPU could have (poster_cpu), rings raw doorbells, and deregisters and registers again the MR the
  * traffic targets. The kernel owes this process only errors: error
  * completions, error events, errored QPs. The test passes when the run
  * ends with every object destroyable; the VM test checks the kernel log
@@ -178,7 +178,11 @@ static void scribble_ring(struct sroce_uring *r, unsigned int *seed, int own_ind
 	uint32_t slot = rand_r(seed) & r->mask;
 	uint8_t *e = r->entries + (size_t)slot * r->stride;
 
-	switch (rand_r(seed) % 5) {
+	/* poster_cpu (CPU + 1, 0 none) as no CPU could be: the sign bit,
+	 * beyond nr_cpu_ids, a CPU never online; and the real ones. */
+	static const uint32_t cpus[] = { 0, 1, 2, 3, 5, 64, 4097, 0x7fffffff, 0x80000000, 0x80000001, 0xffffffff };
+
+	switch (rand_r(seed) % 6) {
 	case 0: /* random bytes over a slot */
 		for (uint32_t i = 0; i < r->stride; i++)
 			e[i] = (uint8_t)rand_r(seed);
@@ -200,6 +204,10 @@ static void scribble_ring(struct sroce_uring *r, unsigned int *seed, int own_ind
 			r->hdr->consumer = (uint32_t)rand_r(seed);
 		else
 			r->hdr->producer = (uint32_t)rand_r(seed);
+		break;
+	case 4: /* the CPU hint receive steering follows */
+		r->hdr->poster_cpu = rand_r(seed) % 4 ? cpus[rand_r(seed) % (sizeof(cpus) / sizeof(cpus[0]))]
+						      : (uint32_t)rand_r(seed);
 		break;
 	default: /* a header field of one WQE */
 		e[rand_r(seed) % 32] ^= (uint8_t)(1u << (rand_r(seed) % 8));

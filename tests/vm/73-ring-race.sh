@@ -11,7 +11,8 @@
 two_hosts 12 1500
 # The poller reads the SQ rings while they are scribbled on (auto would
 # start none on 2 vCPUs; doorbell mode reads them in the system call).
-modprobe sroce sq_poll=Y
+# Receive steering follows the rings' CPU hints, which are scribbled too.
+modprobe sroce sq_poll=Y rx_steer=Y
 check "sroce1 in h1, sroce2 in h2, with their IPv4 GIDs" sroce_on_hosts 12
 
 # 20 s covers the ping-pong below; a slower kernel (make test-debug) needs
@@ -38,6 +39,8 @@ wait $race
 rrc=$?
 sed 's/^/    race: /' /tmp/race.log | grep -v '^    race: ok:'
 if [ $rrc -eq 0 ]; then ok "the scribbling process: $(grep posts /tmp/race.log)"; else fail "sroce_race exit $rrc"; fi
+steered=$(ip netns exec h1 rdma statistic show link sroce1/1 | grep -o 'rx_steered [0-9]*' | cut -d' ' -f2)
+check "receive steering ran meanwhile (sroce1 rx_steered $steered)" test "${steered:-0}" -gt 0
 check "nothing left alive on sroce1" wait_until 20 counts_zero sroce1
 check "nothing left alive on sroce2" wait_until 20 counts_zero sroce2
 check "rdma link delete" sh -c "ip netns exec h1 rdma link delete sroce1 && ip netns exec h2 rdma link delete sroce2"
