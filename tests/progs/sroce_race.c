@@ -9,9 +9,10 @@
  * own IPv4 GID, carry WRITE, READ, SEND and FETCH_ADD traffic from one
  * thread; every other pair's receiver takes its receives from an SRQ. A
  * second thread meanwhile writes random bytes into SQ, RQ, SRQ and CQ
- * slots, moves the SQ, RQ and SRQ producers and the CQ consumer back and far ahead,
- * writes CPU hints no CPU could have (poster_cpu), rings raw doorbells, and deregisters and registers again the MR the
- * traffic targets. The kernel owes this process only errors: error
+ * slots, moves the SQ, RQ and SRQ producers and the CQ consumer back and
+ * far ahead, writes CPU hints no CPU could have (poster_cpu), rings raw
+ * doorbells, and deregisters and registers again the MR the traffic
+ * targets. The kernel owes this process only errors: error
  * completions, error events, errored QPs. The test passes when the run
  * ends with every object destroyable; the VM test checks the kernel log
  * and that other processes' traffic was unaffected.
