@@ -95,12 +95,6 @@ int sroce_post_recv_list(struct sroce_uring *r, uint32_t max_sge, struct ibv_rec
 	uint32_t start;
 	int err = 0;
 
-	for (struct ibv_recv_wr *w = wr; r->mp_size && w; w = w->next) {
-		if (w->num_sge < 0 || (uint32_t)w->num_sge > max_sge || !mp_size_ok(r, w)) {
-			*bad_wr = w;
-			return EINVAL;
-		}
-	}
 	sroce_spin_lock(&r->lock);
 	start = r->idx;
 	for (; wr; wr = wr->next) {
@@ -120,7 +114,7 @@ int sroce_post_one_recv(struct sroce_uring *r, uint32_t max_sge, const struct ib
 {
 	struct sroce_wqe *wqe;
 
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge || (r->mp_size && !mp_size_ok(r, wr)))
 		return EINVAL;
 	wqe = sroce_wq_next(r);
 	if (!wqe)

@@ -30,7 +30,9 @@ static struct ibv_sge sges[3] = {
 	{ .addr = 0x30000, .length = 100, .lkey = 7 },
 };
 
-/* 1: a list [whole, short, whole] posts nothing; [whole, whole] both. */
+/* 1: a list [whole, short, whole] posts the first WR and stops at the short
+ * one, as any post stops at its first bad WR (bad_wr: the first not posted);
+ * [whole, whole, whole] posts all three. */
 static void check_post(struct sroce_uring *r, int (*post)(void *obj, struct ibv_recv_wr *wr,
 							  struct ibv_recv_wr **bad),
 		       void *obj)
@@ -45,23 +47,26 @@ static void check_post(struct sroce_uring *r, int (*post)(void *obj, struct ibv_
 
 	r->mp_size = MP;
 	CHECK(post(obj, w, &bad) == EINVAL && bad == &w[1]);
-	CHECK(r->idx == idx && r->hdr->producer == prod);
+	CHECK(r->idx == idx + 1 && r->hdr->producer == prod + 1);
 	w[1].num_sge = 1; /* 4096 bytes */
 	CHECK(post(obj, w, &bad) == EINVAL && bad == &w[1]);
-	CHECK(r->idx == idx && r->hdr->producer == prod);
-	/* More SGEs than the queue takes: refused before the list is read. */
+	CHECK(r->idx == idx + 2 && r->hdr->producer == prod + 2);
+	/* More SGEs than the queue takes: refused before its list is read. */
 	w[1].num_sge = MAX_SGE + 1;
 	CHECK(post(obj, w, &bad) == EINVAL && bad == &w[1]);
-	CHECK(r->idx == idx && r->hdr->producer == prod);
+	CHECK(r->idx == idx + 3 && r->hdr->producer == prod + 3);
+	/* A short first WR: nothing posted, bad_wr at the head. */
+	CHECK(post(obj, &w[1], &bad) == EINVAL && bad == &w[1]);
+	CHECK(r->idx == idx + 3 && r->hdr->producer == prod + 3);
 	w[1].num_sge = 2;
 	bad = NULL;
 	CHECK(post(obj, w, &bad) == 0 && bad == NULL);
-	CHECK(r->idx == idx + 3 && r->hdr->producer == prod + 3);
+	CHECK(r->idx == idx + 6 && r->hdr->producer == prod + 6);
 	/* An ordinary queue takes any length. */
 	r->mp_size = 0;
 	w[1].num_sge = 3;
 	CHECK(post(obj, w, &bad) == 0);
-	CHECK(r->idx == idx + 6);
+	CHECK(r->idx == idx + 9);
 }
 
 static int qp_post(void *obj, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
