@@ -273,7 +273,8 @@ static int sroce_wqe_fields(const struct ibv_qp *ibqp, const struct ibv_send_wr 
 {
 	if (ibqp->qp_type == IBV_QPT_XRC_SEND)
 		wqe->xrc_remote_srqn = wr->qp_type.xrc.remote_srqn;
-	if (ibqp->qp_type == IBV_QPT_UD) {
+	if (ibqp->qp_type == IBV_QPT_UD && wr->opcode != IBV_WR_LOCAL_INV) {
+		/* SENDs only, to an address; LOCAL_INV any QP's (validate_wqe). */
 		if ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
 		    !wr->wr.ud.ah)
 			return EINVAL;

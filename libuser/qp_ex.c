@@ -94,7 +94,8 @@ static struct sroce_wqe *batch_claim(struct ibv_qp_ex *ex, uint64_t op, enum ibv
 	}
 	qp->sq.idx++;
 	b->cur = wqe;
-	b->cur_needs_addr = qp->vqp.qp.qp_type == IBV_QPT_UD;
+	/* A UD SEND needs ibv_wr_set_ud_addr; a LOCAL_INV has no destination. */
+	b->cur_needs_addr = qp->vqp.qp.qp_type == IBV_QPT_UD && opcode != IBV_WR_LOCAL_INV;
 	return wqe;
 }
 

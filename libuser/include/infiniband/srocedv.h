@@ -136,8 +136,9 @@ enum srocedv_qp_init_attr_mask {
 
 /* RSS hash functions beyond libibverbs' IBV_RX_HASH_FUNC_TOEPLITZ (1 << 0),
  * in ibv_rx_hash_conf.rx_hash_function: the seed's XOR hash (the input's
- * big-endian 32-bit words XORed; no key: rx_hash_key_len 0).
- * srocedv_query_device's rss_hash_functions lists both. */
+ * big-endian 32-bit words XORed; no key: rx_hash_key_len 0). Every
+ * sroce device whose ibv_query_device_ex rss_caps.supported_qpts is set
+ * takes both; rss_caps.rx_hash_function is not filled in. */
 #define SROCEDV_RX_HASH_FUNC_XOR (1 << 1)
 
 /* What an RSS completion's hash covered (the seed's IBT_WC_DETAIL_RSS_*;

@@ -209,6 +209,11 @@ static void ud_without_addr(struct ibv_qp_ex *ex)
 	good_send(ex);
 }
 
+static void ud_local_inv(struct ibv_qp_ex *ex)
+{
+	ibv_wr_local_inv(ex, 0x100);
+}
+
 static void too_many_for_ring(struct ibv_qp_ex *ex)
 {
 	for (unsigned int i = 0; i <= (1u << LOG_ENTRIES); i++)
@@ -232,6 +237,21 @@ static void test_batch_rules(void)
 	CHECK(batch_of(&uc, read_on_uc) == EOPNOTSUPP);
 	CHECK(batch_of(&rc, local_inv) == EOPNOTSUPP);
 	CHECK(batch_of(&ud, ud_without_addr) == EINVAL);
+	/* A LOCAL_INV has no destination: a UD QP posts it without an
+	 * address, through the builder and through ibv_post_send alike. */
+	{
+		static struct fake_qp udi;
+		struct ibv_send_wr w = { .opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = 0x200 }, *bad = NULL;
+		const struct sroce_wqe *q;
+
+		fake_qp_init(&udi, IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV);
+		CHECK(batch_of(&udi, ud_local_inv) == 0 && udi.hdr.producer == 1);
+		CHECK(sroce_post_send(&udi.qp.vqp.qp, &w, &bad) == 0 && udi.hdr.producer == 2);
+		q = sroce_ring_entry(&udi.qp.sq, 0);
+		CHECK(q->opcode == IBV_WR_LOCAL_INV && q->imm_or_inv == 0x100);
+		q = sroce_ring_entry(&udi.qp.sq, 1);
+		CHECK(q->opcode == IBV_WR_LOCAL_INV && q->imm_or_inv == 0x200);
+	}
 	CHECK(batch_of(&rc, too_many_for_ring) == ENOMEM);
 	consume_all(&rc);
 	CHECK(batch_of(&rc, good_send) == 0);
