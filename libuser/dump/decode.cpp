@@ -23,6 +23,19 @@ constexpr int dlt_linux_sll2 = 276;
 
 uint16_t be16(const uint8_t *p) { return uint16_t(p[0] << 8 | p[1]); }
 
+// Up to two VLAN tags (TPIDs as libpcap's "vlan" knows them) before the
+// protocol field et, which ends at off: moves both past them. False when
+// the capture ends inside a tag.
+bool skip_vlan_tags(const uint8_t *d, uint32_t caplen, uint16_t *et, uint32_t *off) {
+	for (int tags = 0; (*et == 0x8100 || *et == 0x88a8 || *et == 0x9100) && tags < 2; tags++) {
+		if (caplen < *off + 4)
+			return false;
+		*et = be16(d + *off + 2);
+		*off += 4;
+	}
+	return true;
+}
+
 // Offset of the IP header, or -1 when the frame does not carry IP.
 long ip_offset(int linktype, const uint8_t *d, uint32_t caplen) {
 	uint32_t off;
@@ -33,18 +46,19 @@ long ip_offset(int linktype, const uint8_t *d, uint32_t caplen) {
 			return -1;
 		et = be16(d + 12);
 		off = 14;
-		for (int tags = 0; (et == 0x8100 || et == 0x88a8) && tags < 2; tags++) {
-			if (caplen < off + 4)
-				return -1;
-			et = be16(d + off + 2);
-			off += 4;
-		}
+		if (!skip_vlan_tags(d, caplen, &et, &off))
+			return -1;
 		break;
 	case dlt_linux_sll:
 		if (caplen < 16)
 			return -1;
 		et = be16(d + 14);
 		off = 16;
+		// A live capture re-inserts the tag the kernel stripped at the
+		// protocol field: TPID, TCI, then the protocol (libpcap's
+		// set_vlan_offset).
+		if (!skip_vlan_tags(d, caplen, &et, &off))
+			return -1;
 		break;
 	case dlt_linux_sll2:
 		if (caplen < 20)

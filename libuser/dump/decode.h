@@ -41,8 +41,9 @@ struct Decoded {
 	bool malformed() const { return !error.empty(); }
 };
 
-// linktype is a pcap DLT_/LINKTYPE_ value: Ethernet (with up to two VLAN
-// tags), Linux cooked v1/v2, raw IP. Reads only [data, data + caplen).
+// linktype is a pcap DLT_/LINKTYPE_ value: Ethernet and Linux cooked v1
+// (each with up to two VLAN tags), Linux cooked v2, raw IP. Reads only
+// [data, data + caplen).
 Decoded decode_frame(int linktype, const uint8_t *data, uint32_t caplen, uint32_t wirelen);
 
 // A packet train (kmod/linux/train.c): one UDP datagram carrying n

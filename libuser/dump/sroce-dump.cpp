@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "decode.h"
 #include "flows.h"
@@ -46,6 +47,10 @@ struct State {
 	Flows flows;
 	long long seen = 0;
 	int linktype = 0;
+	// A Linux cooked capture with an expression: the expression, checked
+	// on an untagged copy of each VLAN-tagged frame (capture_filter).
+	struct bpf_program untagged = {};
+	bool have_untagged = false;
 };
 
 void usage(FILE *f) {
@@ -64,6 +69,69 @@ bool parse_number(const char *s, long long *out) {
 	if (errno || *end || end == s || v < 0)
 		return false;
 	*out = v;
+	return true;
+}
+
+// A RoCEv2 frame of a Linux cooked capture with n VLAN tags before the
+// protocol field, by raw offsets: IP at 16 + 4n, IPv4 of any header
+// length and not a later fragment (as libpcap's "udp dst port"), or IPv6.
+std::string sll_tagged(int n) {
+	char b[512];
+	std::string s = "(";
+	for (int k = 0; k < n; k++) {
+		snprintf(b, sizeof(b), "(link[%d:2] = 0x8100 or link[%d:2] = 0x88a8) and ", 14 + 4 * k, 14 + 4 * k);
+		s += b;
+	}
+	int ip = 16 + 4 * n;
+	snprintf(b, sizeof(b),
+		 "((link[%d:2] = 0x0800 and link[%d] = 17 and link[%d:2] & 0x1fff = 0 and "
+		 "link[%d + ((link[%d] & 0xf) << 2) + 2:2] = 4791) or "
+		 "(link[%d:2] = 0x86dd and link[%d] = 17 and link[%d:2] = 4791)))",
+		 ip - 2, ip + 9, ip + 6, ip, ip, ip - 2, ip + 6, ip + 42);
+	return s + b;
+}
+
+// udp dst port 4791 and the expression, also under up to two VLAN tags (as
+// the decoder reads them). On Ethernet, "vlan" moves the offsets of all
+// that follows it by a tag, so the match is repeated after each. libpcap
+// has no "vlan" for Linux cooked captures (-i any), where it re-inserts a
+// tag the kernel stripped at the protocol field (offset 14): raw offsets
+// match such frames in a file (the kernel's filter sees them untagged), and
+// the expression, compiled for IP at offset 16, is checked on an untagged
+// copy of them (untagged_passes).
+std::string capture_filter(int linktype, const std::string &user) {
+	std::string f0 = "udp dst port 4791";
+	if (!user.empty())
+		f0 += " and (" + user + ")";
+	if (linktype == DLT_EN10MB)
+		return "(" + f0 + ") or (vlan and ((" + f0 + ") or (vlan and (" + f0 + "))))";
+	if (linktype == DLT_LINUX_SLL)
+		return "(" + f0 + ") or " + sll_tagged(1) + " or " + sll_tagged(2);
+	return f0;
+}
+
+// A VLAN-tagged frame of a Linux cooked capture passes the expression when
+// its copy without the tags does: the protocol field and what follows the
+// tags, after the rest of the cooked header.
+bool untagged_passes(const State *st, const Decoded &d, const struct pcap_pkthdr *h, const u_char *data) {
+	if (!st->have_untagged || !d.ip || d.ip_offset <= 16)
+		return true;
+	uint32_t tags = d.ip_offset - 16;
+	std::vector<u_char> f(data, data + 14);
+	f.insert(f.end(), data + d.ip_offset - 2, data + h->caplen);
+	struct pcap_pkthdr uh = *h;
+	uh.caplen -= tags;
+	uh.len -= tags;
+	return pcap_offline_filter(&st->untagged, &uh, f.data()) != 0;
+}
+
+// Output that could not be written (a full disk, /dev/full, a closed
+// descriptor): reported, and the exit status is 1.
+bool write_failed(FILE *f, const char *what) {
+	errno = 0;
+	if (fflush(f) == 0 && !ferror(f))
+		return false;
+	fprintf(stderr, "sroce-dump: %s: %s\n", what, errno ? strerror(errno) : "write error");
 	return true;
 }
 
@@ -102,6 +170,8 @@ bool counted(State *st) {
 void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
 	State *st = reinterpret_cast<State *>(arg);
 	Decoded d = decode_frame(st->linktype, data, h->caplen, h->len);
+	if (!untagged_passes(st, d, h, data))
+		return;
 	std::vector<std::vector<uint8_t>> segs;
 	if (d.icrc == IcrcVerdict::bad)
 		segs = split_train(st->linktype, data, h->caplen, h->len);
@@ -122,6 +192,9 @@ void on_packet(u_char *arg, const struct pcap_pkthdr *h, const u_char *data) {
 	}
 	if (passed && st->dumper)
 		pcap_dump(reinterpret_cast<u_char *>(st->dumper), h, data);
+	// Output that fails (a full disk) ends the capture; main reports it.
+	if (ferror(stdout) || (st->dumper && ferror(pcap_dump_file(st->dumper))))
+		pcap_breakloop(g_pcap);
 }
 
 pcap_t *open_live(const std::string &iface, int snaplen, long long buffer_kib, char *errbuf) {
@@ -267,9 +340,7 @@ int main(int argc, char **argv) {
 	}
 	st.linktype = pcap_datalink(g_pcap);
 
-	std::string expr = "udp dst port 4791";
-	if (!o.filter.empty())
-		expr += " and (" + o.filter + ")";
+	std::string expr = capture_filter(st.linktype, o.filter);
 	struct bpf_program prog;
 	if (pcap_compile(g_pcap, &prog, expr.c_str(), 1, PCAP_NETMASK_UNKNOWN) < 0 ||
 	    pcap_setfilter(g_pcap, &prog) < 0) {
@@ -277,6 +348,16 @@ int main(int argc, char **argv) {
 		return 2;
 	}
 	pcap_freecode(&prog);
+	if (st.linktype == DLT_LINUX_SLL && !o.filter.empty()) {
+		// For untagged_passes; the capture filter, which holds the
+		// same expression, compiled.
+		std::string untagged = "udp dst port 4791 and (" + o.filter + ")";
+		if (pcap_compile(g_pcap, &st.untagged, untagged.c_str(), 1, PCAP_NETMASK_UNKNOWN) < 0) {
+			fprintf(stderr, "sroce-dump: filter \"%s\": %s\n", untagged.c_str(), pcap_geterr(g_pcap));
+			return 2;
+		}
+		st.have_untagged = true;
+	}
 
 	if (!o.write_file.empty()) {
 		st.dumper = pcap_dump_open(g_pcap, o.write_file.c_str());
@@ -312,11 +393,17 @@ int main(int argc, char **argv) {
 			ps.ps_drop);
 		st.flows.set_dropped(ps.ps_drop);
 	}
-	if (st.dumper)
+	if (st.dumper) {
+		if (write_failed(pcap_dump_file(st.dumper), o.write_file.c_str()))
+			status = 1;
 		pcap_dump_close(st.dumper);
+	}
 	if (o.flows)
 		fputs(st.flows.report(o.json).c_str(), stdout);
-	fflush(stdout);
+	if (write_failed(stdout, "standard output"))
+		status = 1;
+	if (st.have_untagged)
+		pcap_freecode(&st.untagged);
 	pcap_close(g_pcap);
 	return status;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Independent RoCEv2 ICRC check of the frames of a pcap (Ethernet), with
-zlib's CRC-32: prints "N ok|BAD|skip" per frame. It shares no code with the
-core codec, so it validates the masking and byte order on its own."""
+"""Independent RoCEv2 ICRC check of the frames of a pcap (Ethernet, VLAN
+tags skipped), with zlib's CRC-32: prints "N ok|BAD|skip" per frame. It
+shares no code with the core codec, so it validates the masking and byte
+order on its own."""
 import struct
 import sys
 import zlib
@@ -42,7 +43,17 @@ def icrc_ok(frame):
     return struct.pack("<I", crc) == bytes(ip[-4:])
 
 
+def untagged(frame):
+    """The frame without its VLAN tags (802.1Q, 802.1ad), which the ICRC
+    does not cover."""
+    while frame[12:14] in (b"\x81\x00", b"\x88\xa8"):
+        frame = frame[:12] + frame[16:]
+    return frame
+
+
 for n, (frame, orig) in enumerate(frames(sys.argv[1]), 1):
+    orig -= len(frame) - len(untagged(frame))
+    frame = untagged(frame)
     if len(frame) != orig or frame[12:14] not in (b"\x08\x00", b"\x86\xdd"):
         print(n, "skip")
         continue

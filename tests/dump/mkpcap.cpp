@@ -1,7 +1,9 @@
 // Crafts the sroce-dump test capture with the core's own writers and ICRC:
-// good packets of many opcodes, a retransmission, and one packet for each
-// kind of damage. Prints a manifest line per frame: "N KIND OPCODE".
-// Usage: mkpcap OUT.pcap [CORPUS_DIR]
+// good packets of many opcodes (some VLAN-tagged), a retransmission, one
+// packet for each kind of damage, then response and UD flows for --flows.
+// Prints a manifest line per frame: "N KIND OPCODE". CORPUS_DIR receives
+// each frame as fuzzer seeds.
+// Usage: mkpcap [--trains | --sll] OUT.pcap [CORPUS_DIR]
 #include <pcap/pcap.h>
 
 #include <cstdio>
@@ -83,6 +85,17 @@ Headers hdr(uint8_t opcode, uint32_t qpn, uint32_t psn) {
 	return h;
 }
 
+// The frame with VLAN tags (TPIDs, outermost first) after its MAC
+// addresses; the ICRC does not cover them.
+std::vector<uint8_t> tagged(std::vector<uint8_t> f, std::vector<uint16_t> tpids) {
+	uint16_t vid = 100;
+	for (auto it = tpids.rbegin(); it != tpids.rend(); ++it, vid++) {
+		const uint8_t tag[4] = {uint8_t(*it >> 8), uint8_t(*it), uint8_t(vid >> 8), uint8_t(vid)};
+		f.insert(f.begin() + 12, tag, tag + 4);
+	}
+	return f;
+}
+
 // Recomputes the ICRC after an edit to a frame's IP part.
 void refill(std::vector<uint8_t> &f) {
 	if (icrc_fill({f.data() + 14, f.size() - 14}).is_error())
@@ -121,26 +134,49 @@ std::vector<uint8_t> train(IpUdp p, uint32_t qpn, uint32_t psn, uint32_t n, uint
 	return out;
 }
 
-int write_pcap(const char *out, const char *corpus);
+int write_pcap(const char *out, const char *corpus, int linktype, const char *prefix);
 
 // mkpcap --trains OUT.pcap: trains, a frame that only looks like one, and
 // a plain packet; the manifest says how many lines each frame makes.
-int trains(const char *out) {
+int trains(const char *out, const char *corpus) {
 	IpUdp ab = path(4, 1, 2);
 	add(train(ab, 0x11, 0xfffe, 5, 1024, 512), "train", "5"); // IDs and PSNs across 16 bits
 	add(train(path(6, 1, 2), 0x12, 40, 3, 256, 256), "train", "3");
 	add(train(ab, 0x13, 7, 3, 64, 64, true), "nottrain", "1");
 	add(packet(ab, hdr(op::rc + op::send_only, 0x11, 9), 100), "good", "1");
-	return write_pcap(out, nullptr);
+	return write_pcap(out, corpus, DLT_EN10MB, "train-");
+}
+
+// mkpcap --sll OUT.pcap: a Linux cooked capture (-i any), where libpcap
+// puts a VLAN tag the kernel stripped at the protocol field: untagged,
+// tagged and QinQ RoCEv2 frames (IPv4 and IPv6), and a tagged one to
+// another UDP port.
+int sll(const char *out, const char *corpus) {
+	IpUdp ab = path(4, 1, 2), cb = path(4, 3, 2);
+	add(packet(ab, hdr(op::rc + op::send_only, 0x61, 1), 20), "good", "RC_SEND_ONLY");
+	add(tagged(packet(cb, hdr(op::rc + op::send_only, 0x61, 2), 20), {0x8100}), "good", "RC_SEND_ONLY");
+	Headers h = hdr(op::rc + op::write_only, 0x61, 3);
+	h.reth = {0x1000, 0x5, 24};
+	add(tagged(packet(ab, h, 24), {0x88a8, 0x8100}), "good", "RC_RDMA_WRITE_ONLY");
+	IpUdp cb6 = path(6, 3, 2);
+	add(tagged(packet(cb6, hdr(op::rc + op::send_only, 0x62, 1), 20), {0x8100}), "good", "RC_SEND_ONLY");
+	add(tagged(packet(cb6, hdr(op::rc + op::send_only, 0x62, 2), 20), {0x88a8, 0x8100}), "good",
+	    "RC_SEND_ONLY");
+	auto f = tagged(packet(cb, hdr(op::rc + op::send_only, 0x61, 4), 20), {0x8100});
+	f[18 + 20 + 3] = 0xbc; // the UDP dst port's low byte: 4796
+	add(f, "notroce", "-");
+	return write_pcap(out, corpus, DLT_LINUX_SLL, "sll-");
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-	if (argc == 3 && !strcmp(argv[1], "--trains"))
-		return trains(argv[2]);
-	if (argc < 2) {
-		fprintf(stderr, "usage: mkpcap OUT.pcap [CORPUS_DIR] | mkpcap --trains OUT.pcap\n");
+	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "--trains"))
+		return trains(argv[2], argc > 3 ? argv[3] : nullptr);
+	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "--sll"))
+		return sll(argv[2], argc > 3 ? argv[3] : nullptr);
+	if (argc < 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: mkpcap [--trains | --sll] OUT.pcap [CORPUS_DIR]\n");
 		return 2;
 	}
 	IpUdp ab = path(4, 1, 2), ba = path(4, 2, 1);
@@ -277,13 +313,91 @@ int main(int argc, char **argv) {
 	uint32_t wire = uint32_t(f.size());
 	f.resize(96);
 	add(f, "snaplen", "RC_RDMA_WRITE_MIDDLE", wire);
-	return write_pcap(argv[1], argc > 2 ? argv[2] : nullptr);
+
+	// 802.1Q over IPv4 and IPv6, and QinQ (802.1ad outside) from another
+	// host, to QP 0x88.
+	h = hdr(op::rc + op::send_only, 0x88, 1);
+	add(tagged(packet(ab, h, 20), {0x8100}), "good", "RC_SEND_ONLY");
+	h = hdr(op::rc + op::send_only, 0x88, 2);
+	add(tagged(packet(path(6, 1, 2), h, 20), {0x8100}), "good", "RC_SEND_ONLY");
+	h = hdr(op::rc + op::send_only, 0x88, 3);
+	add(tagged(packet(path(4, 4, 2), h, 20), {0x88a8, 0x8100}), "good", "RC_SEND_ONLY");
+
+	// A responder's stream to QP 0x23: READ responses and ACKs share the
+	// requests' PSNs; ACK 14 answers 13 and 14 (coalesced), then again (a
+	// duplicate request). No gap, no retransmission.
+	IpUdp cd = path(4, 3, 1);
+	uint32_t msn = 1;
+	for (uint32_t psn : {10u, 11u, 12u, 14u, 14u, 15u}) {
+		bool ack = psn == 11 || psn == 14;
+		h = hdr(op::rc + (ack ? op::acknowledge : op::read_response_only), 0x23, psn);
+		h.aeth = {Aeth::ack_syndrome(31), msn++};
+		add(packet(cd, h, ack ? 0 : 64), "good", ack ? "RC_ACKNOWLEDGE" : "RC_RDMA_READ_RESPONSE_ONLY");
+	}
+	// To QP 0x24: a READ response missing its MIDDLE (a gap), and the
+	// missing part sent again for a new READ (a retransmission).
+	h = hdr(op::rc + op::read_response_first, 0x24, 20);
+	h.aeth = {Aeth::ack_syndrome(31), 1};
+	add(packet(cd, h, 256), "good", "RC_RDMA_READ_RESPONSE_FIRST");
+	h = hdr(op::rc + op::read_response_last, 0x24, 22);
+	h.aeth = {Aeth::ack_syndrome(31), 1};
+	add(packet(cd, h, 256), "good", "RC_RDMA_READ_RESPONSE_LAST");
+	h = hdr(op::rc + op::read_response_only, 0x24, 21);
+	h.aeth = {Aeth::ack_syndrome(31), 2};
+	add(packet(cd, h, 256), "good", "RC_RDMA_READ_RESPONSE_ONLY");
+
+	// UD to QP 0x34 from two QPs of one host, each with its own PSNs.
+	for (auto [src_qp, psn] : {std::pair{0x44u, 0u}, {0x45u, 500u}, {0x44u, 1u}}) {
+		h = hdr(op::ud + op::send_only, 0x34, psn);
+		h.deth = {0x11111111, src_qp};
+		add(packet(ab, h, 32), "good", "UD_SEND_ONLY");
+	}
+	return write_pcap(argv[1], argc > 2 ? argv[2] : nullptr, DLT_EN10MB, "");
 }
 
 namespace {
 
-int write_pcap(const char *out, const char *corpus) {
-	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+// An Ethernet frame (with up to two VLAN tags) under another link-layer
+// header: fuzz_decode.cpp's selectors 1 (raw IP), 2 (Linux cooked: the
+// tags stay, at its protocol field, as libpcap puts them), 3 (Linux cooked
+// v2, untagged) and 4/5 (IPv4/IPv6 by the version).
+std::vector<uint8_t> relink(const std::vector<uint8_t> &e, int sel) {
+	if (e.size() < 14)
+		return e;
+	auto be16 = [&](size_t at) { return uint16_t(e[at] << 8 | e[at + 1]); };
+	size_t ip = 14;
+	for (int tags = 0; tags < 2 && ip + 4 <= e.size() && (be16(ip - 2) == 0x8100 || be16(ip - 2) == 0x88a8); tags++)
+		ip += 4;
+	std::vector<uint8_t> f;
+	if (sel == 2) {
+		const uint8_t sll[14] = {0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 2, 0, 0}; // to us, ARPHRD_ETHER
+		f.assign(sll, sll + 14);
+		f.insert(f.end(), e.begin() + 12, e.end());
+	} else if (sel == 3) {
+		const uint8_t sll2[20] = {e[ip - 2], e[ip - 1], 0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 2, 0, 0};
+		f.assign(sll2, sll2 + 20);
+		f.insert(f.end(), e.begin() + long(ip), e.end());
+	} else {
+		f.assign(e.begin() + long(ip), e.end());
+	}
+	return f;
+}
+
+// A fuzzer seed: [linktype selector][wire extra][frame].
+void seed(const std::string &name, int sel, uint32_t extra, const std::vector<uint8_t> &f) {
+	if (FILE *c = fopen(name.c_str(), "wb")) {
+		fputc(sel, c);
+		fputc(int(extra > 255 ? 255 : extra), c);
+		fwrite(f.data(), 1, f.size(), c);
+		fclose(c);
+	}
+}
+
+// The frames (built as Ethernet) as a pcap of linktype DLT_EN10MB or
+// DLT_LINUX_SLL, and each, under every link-layer header the decoder
+// reads, into the corpus.
+int write_pcap(const char *out, const char *corpus, int linktype, const char *prefix) {
+	pcap_t *dead = pcap_open_dead(linktype, 65535);
 	pcap_dumper_t *d = pcap_dump_open(dead, out);
 	if (!d) {
 		fprintf(stderr, "mkpcap: %s\n", pcap_geterr(dead));
@@ -291,22 +405,25 @@ int write_pcap(const char *out, const char *corpus) {
 	}
 	for (size_t i = 0; i < frames.size(); i++) {
 		const Frame &fr = frames[i];
+		uint32_t extra = fr.wirelen - uint32_t(fr.bytes.size());
+		std::vector<uint8_t> b = linktype == DLT_LINUX_SLL ? relink(fr.bytes, 2) : fr.bytes;
 		struct pcap_pkthdr ph = {};
 		ph.ts.tv_sec = 1700000000 + long(i);
 		ph.ts.tv_usec = long(i) * 1000;
-		ph.caplen = uint32_t(fr.bytes.size());
-		ph.len = fr.wirelen;
-		pcap_dump(reinterpret_cast<u_char *>(d), &ph, fr.bytes.data());
+		ph.caplen = uint32_t(b.size());
+		ph.len = ph.caplen + extra;
+		pcap_dump(reinterpret_cast<u_char *>(d), &ph, b.data());
 		printf("%zu %s %s\n", i + 1, fr.kind.c_str(), fr.what.c_str());
 		if (corpus) {
-			std::string name = std::string(corpus) + "/frame" + std::to_string(i + 1);
-			if (FILE *c = fopen(name.c_str(), "wb")) {
-				// Fuzzer seed layout: [linktype selector][wire extra][frame].
-				fputc(0, c);
-				fputc(int(fr.wirelen - fr.bytes.size() > 255 ? 255 : fr.wirelen - fr.bytes.size()), c);
-				fwrite(fr.bytes.data(), 1, fr.bytes.size(), c);
-				fclose(c);
-			}
+			std::string name = std::string(corpus) + "/" + prefix + "frame" + std::to_string(i + 1);
+			seed(name, 0, extra, fr.bytes);
+			for (int sel = 1; sel <= 3; sel++)
+				seed(name + "-" + std::to_string(sel), sel, extra, relink(fr.bytes, sel));
+			auto ip = relink(fr.bytes, 1);
+			if (!ip.empty() && ip[0] >> 4 == 6)
+				seed(name + "-5", 5, extra, ip);
+			else
+				seed(name + "-4", 4, extra, ip);
 		}
 	}
 	pcap_dump_close(d);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # sroce-dump tests: a capture crafted with the core's writers (good packets
-# of many opcodes and one packet per kind of damage) must be reported packet
-# by packet with the right verdicts; --json must agree with tshark; --flows
-# must count a retransmission; -w must write what tshark reads; and the
-# decoder fuzzer runs for a bounded time (DUMP_FUZZ_SECONDS, default 60).
+# of many opcodes, VLAN-tagged ones, and one packet per kind of damage) must
+# be reported packet by packet with the right verdicts; --json must agree
+# with tshark; --flows must count a retransmission and no false gap; -w
+# must write what tshark reads; a Linux cooked capture's tagged frames are
+# read; output that cannot be written is an error; and the decoder fuzzer
+# runs for a bounded time (DUMP_FUZZ_SECONDS, default 60).
 # Ends with "dump: N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,6 +19,12 @@ check() { # check NAME CMD...
 	local name=$1
 	shift
 	if out=$("$@" 2>&1); then ok "$name"; else bad "$name" "$out"; fi
+}
+keeps() { # keeps FILE REGEX CMD...: CMD prints the lines of FILE matching REGEX, some
+	local want got
+	want=$(grep -E -- "$2" "$1")
+	got=$("${@:3}" 2>&1)
+	[ -n "$want" ] && [ "$got" = "$want" ] || { echo "want: $want"; echo "got: $got"; return 1; }
 }
 
 "$top/build/dump/mkpcap" "$work/t.pcap" >"$work/manifest" || { bad "mkpcap"; echo "dump: $passed passed, $failed failed"; exit 1; }
@@ -48,6 +56,12 @@ verdict snaplen 'RC_RDMA_WRITE_MIDDLE qp 0x000011 psn 108, .*\(captured 96\), ic
 check "text and json: FLUSH's FETH (global visibility, whole MR) before its RETH" sh -c \
 	"grep -q 'RC_FLUSH qp 0x000033 psn 300 ackreq, feth placement 0x1 level 1, reth va 0x7f0000003000' '$work/text' &&
 	 '$dump' -r '$work/t.pcap' --json | grep -q '\"feth\":{\"placement\":1,\"selectivity\":1},\"reth\"'"
+# VLAN tags on Ethernet: the capture filter and the decoder pass 802.1Q and
+# QinQ, and an expression applies under the tags.
+check "vlan: 802.1Q (IPv4, IPv6) and QinQ frames to qp 0x88 decoded, icrc ok" \
+	test "$(grep -cE ': RC_SEND_ONLY qp 0x000088 psn [1-3], payload 20, length [0-9]+, icrc ok$' "$work/text")" -eq 3
+check "vlan: 'src host 10.0.0.4' keeps the QinQ frame from it" \
+	keeps "$work/text" ' IP 10\.0\.0\.4\.' "$dump" -r "$work/t.pcap" --tt src host 10.0.0.4
 # Every good frame's opcode name is the one it was built with.
 miss=""
 while read -r n kind name; do
@@ -145,6 +159,16 @@ check "flows: qp 0x11 has 1 retransmitted PSN, no gap, 1 ICRC error" \
 	bash -c "echo '$f11' | grep -q 'packets 9 .* psn 100..108 gaps 0 (missing 0) retransmitted 1 .* icrc_errors 1$'"
 check "flows: qp 0x22 has 1 RNR NAK and 1 PSN sequence NAK" \
 	bash -c "echo '$f22' | grep -q 'acks 3 rnr_naks 1 naks 1 (seq 1 '"
+# A responder's stream: READ responses and ACKs answer the same requests'
+# PSNs, and ACKs coalesce (14 answers 13 too) and repeat.
+check "flows: READ responses, ACKs, a coalesced and a repeated ACK to qp 0x23: no gap, no retransmission" \
+	grep -q '^flow 10.0.0.3 > 10.0.0.1 qp 0x000023: packets 6 .* psn 10..15 gaps 0 (missing 0) retransmitted 0 ' "$work/flows"
+check "flows: a READ response missing its MIDDLE, then the part again (qp 0x24): 1 gap, 1 retransmission" \
+	grep -q '^flow 10.0.0.3 > 10.0.0.1 qp 0x000024: packets 3 .* psn 20..22 gaps 1 (missing 1) retransmitted 1 ' "$work/flows"
+# UD: each sender's QP (DETH) numbers its own PSNs.
+check "flows: UD to qp 0x34 from QPs 0x44 (PSNs 0, 1) and 0x45 (500): two flows, no gap, no retransmission" sh -c \
+	"grep -q '^flow 10.0.0.1 > 10.0.0.2 qp 0x000034 src_qp 0x000044: packets 2 .* psn 0..1 gaps 0 (missing 0) retransmitted 0 ' '$work/flows' &&
+	 grep -q '^flow 10.0.0.1 > 10.0.0.2 qp 0x000034 src_qp 0x000045: packets 1 .* psn 500..500 gaps 0 (missing 0) retransmitted 0 ' '$work/flows'"
 "$dump" -r "$work/t.pcap" --flows --json >"$work/flowsj" 2>&1
 check "flows --json: the same counts" python3 -c '
 import json, sys
@@ -152,13 +176,19 @@ fl = [json.loads(l) for l in open(sys.argv[1]) if "\"flow\"" in l]
 f = [x for x in fl if x["dest_qpn"] == 0x11 and x["src"] == "10.0.0.1"][0]
 assert (f["retransmitted"], f["gaps"], f["icrc_errors"], f["packets"]) == (1, 0, 1, 9), f
 assert f["psn"] == {"first": 100, "last": 108}, f
+assert "src_qp" not in f, f
 g = [x for x in fl if x["dest_qpn"] == 0x22][0]
 assert (g["rnr_naks"], g["naks"]["psn_seq_err"], g["acks"]) == (1, 1, 3), g
+r = [x for x in fl if x["dest_qpn"] == 0x23][0]
+assert (r["gaps"], r["retransmitted"], r["psn"]) == (0, 0, {"first": 10, "last": 15}), r
+u = sorted((x["src_qp"], x["packets"], x["gaps"], x["retransmitted"]) for x in fl if x["dest_qpn"] == 0x34)
+assert u == [(0x44, 2, 0, 0), (0x45, 1, 0, 0)], u
 ' "$work/flowsj"
 
 # Filters: --qpn, --opcode (name or number), a BPF expression.
 check "--qpn 0x22 keeps the 5 responses" test "$("$dump" -r "$work/t.pcap" --qpn 0x22 | wc -l)" -eq 5
-check "--opcode RC_ACKNOWLEDGE keeps 2" test "$("$dump" -r "$work/t.pcap" --opcode RC_ACKNOWLEDGE | wc -l)" -eq 2
+check "--opcode RC_ACKNOWLEDGE keeps 5 (2 to qp 0x22, 3 to 0x23)" \
+	test "$("$dump" -r "$work/t.pcap" --opcode RC_ACKNOWLEDGE | wc -l)" -eq 5
 check "--opcode 0x81 keeps the 2 CNPs" test "$("$dump" -r "$work/t.pcap" --opcode 0x81 | wc -l)" -eq 2
 check "BPF 'src host 10.0.0.2' keeps 6" test "$("$dump" -r "$work/t.pcap" src host 10.0.0.2 | wc -l)" -eq 6
 "$dump" -r "$work/t.pcap" --opcode RC_BOGUS >/dev/null 2>&1
@@ -240,6 +270,55 @@ check "-w: read back, the same lines" cmp <("$dump" -r "$work/w.pcap" --tt) <("$
 # pcapng input.
 editcap -F pcapng "$work/t.pcap" "$work/t.pcapng" 2>/dev/null
 check "pcapng input gives the same lines" cmp <("$dump" -r "$work/t.pcapng" --tt) "$work/text"
+
+# Output that cannot be written is an error, the capture's or the lines.
+"$dump" -r "$work/t.pcap" -w /dev/full >/dev/null 2>&1
+check "-w /dev/full: exit 1" test $? -eq 1
+"$dump" -r "$work/t.pcap" >/dev/full 2>/dev/null
+check "standard output to /dev/full: exit 1" test $? -eq 1
+
+# A Linux cooked capture (-i any), where libpcap puts a VLAN tag the kernel
+# stripped at the protocol field: tagged and QinQ frames pass the filter
+# and are decoded, and an expression applies to them.
+"$top/build/dump/mkpcap" --sll "$work/sll.pcap" >"$work/sll.manifest"
+"$dump" -r "$work/sll.pcap" --tt >"$work/sll.text" 2>&1
+check "cooked: every RoCEv2 frame (untagged, tagged, QinQ; IPv4, IPv6) decoded with icrc ok, the other port not" \
+	test "$(grep -cE ': RC_[A-Z_]+ qp 0x00006[12] psn [1-3], .*icrc ok$' "$work/sll.text"):$(wc -l <"$work/sll.text")" = \
+	"$(grep -c ' good ' "$work/sll.manifest"):$(grep -c ' good ' "$work/sll.manifest")"
+check "cooked: the tagged frames' addresses and QPs" sh -c \
+	"grep -q ' IP 10.0.0.3.49155 > 10.0.0.2.4791: RC_SEND_ONLY qp 0x000061 psn 2, ' '$work/sll.text' &&
+	 grep -q ' IP6 fd00::3.49155 > fd00::2.4791: RC_SEND_ONLY qp 0x000062 psn 2, ' '$work/sll.text'"
+check "cooked: 'src host 10.0.0.3' keeps the tagged IPv4 frame from it" \
+	keeps "$work/sll.text" ' IP 10\.0\.0\.3\.' "$dump" -r "$work/sll.pcap" --tt src host 10.0.0.3
+check "cooked: 'ip6' keeps the tagged and the QinQ IPv6 frame" \
+	keeps "$work/sll.text" ' IP6 ' "$dump" -r "$work/sll.pcap" --tt ip6
+
+# The fuzzer's seeds: the trains too, each frame under every link-layer
+# header the decoder reads, tagged frames among them.
+mkdir "$work/corpus"
+"$top/build/dump/mkpcap" "$work/c.pcap" "$work/corpus" >/dev/null
+"$top/build/dump/mkpcap" --trains "$work/ct.pcap" "$work/corpus" >/dev/null
+check "fuzz seeds: trains, link-layer selectors 0-5, tagged frames" python3 - "$work/corpus" <<'PY'
+import os, sys
+seeds = {n: open(os.path.join(sys.argv[1], n), "rb").read() for n in os.listdir(sys.argv[1])}
+assert {s[0] for s in seeds.values()} == set(range(6)), sorted({s[0] for s in seeds.values()})
+assert any(n.startswith("train-") for n in seeds), sorted(seeds)
+assert any(s[0] == 0 and s[14:16] in (b"\x81\x00", b"\x88\xa8") for s in seeds.values())
+assert any(s[0] == 2 and s[16:18] in (b"\x81\x00", b"\x88\xa8") for s in seeds.values())
+PY
+# The fuzzer reaches split_train's split with inputs that say the wire was
+# longer than the capture (most do): a train seed with one more wire byte.
+mkdir "$work/one"
+python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(d[:1] + b"\x01" + d[2:])' \
+	"$work/corpus/train-frame1" "$work/one/train"
+check "fuzz: a train seed with extra wire bytes is still split (train_segment covered)" sh -c \
+	"'$top/build/dump/fuzz-decode' -runs=0 -print_coverage=1 '$work/one' 2>&1 | grep -q '^COVERED_FUNC: .*train_segment'"
+# A finding outlives the corpus directory: libFuzzer's memory limit at
+# 1 MiB makes it write one (oom-*).
+DUMP_FUZZ_CRASHES=$work/crashes bash "$top/tests/dump/fuzz.sh" 5 -rss_limit_mb=1 >"$work/fuzz-oom" 2>&1
+rc=$?
+check "fuzz: a reproducer is kept in DUMP_FUZZ_CRASHES and shown (exit $rc)" sh -c \
+	"test $rc -ne 0 && ls '$work/crashes' | grep -q '^oom-' && grep -q '^fuzz.sh: reproducer kept: $work/crashes/oom-' '$work/fuzz-oom'"
 
 # The decoder fuzzer from the crafted frames, bounded.
 secs=${DUMP_FUZZ_SECONDS:-60}
