@@ -1,9 +1,9 @@
 // Responder, READ and ATOMIC (IBTA 9.7.5.1.3): requests executed into a
-// ring of max_dest_rd_atomic replay slots, READ responses streamed from the
-// slots within a budget, and duplicates answered again from them (a READ
-// re-read from memory under today's access rules, an ATOMIC replayed from
-// its saved result, an ATOMIC WRITE or FLUSH answered again without
-// executing again).
+// ring of replay slots, the last max_dest_rd_atomic kept, READ responses
+// streamed from the slots within a budget, and duplicates answered again
+// from them (a READ re-read from memory under today's access rules, an
+// ATOMIC replayed from its saved result, an ATOMIC WRITE or FLUSH answered
+// again without executing again).
 // Duplicate SEND/WRITEs are ACKed again.
 #include "key_table.h"
 #include "mw_layout.h"
@@ -12,12 +12,25 @@
 
 namespace sroce {
 
-// The replay slot (free-running index) whose request consumed psn.
+namespace {
+
+// Request j's slot. The ring always has max_qp_rd_atom entries, a power of
+// two, so the free-running index maps the same across its 2^32 wrap and a
+// max_dest_rd_atomic changed in SQD moves no slot; the last res_slots()
+// requests are the ones kept for duplicates.
+static_assert((param::max_qp_rd_atom & (param::max_qp_rd_atom - 1)) == 0, "replay ring: a power of two");
+ReadAtomicRes &res_slot(ReadAtomicRes *res, u32 j) {
+	return res[j % param::max_qp_rd_atom];
+}
+
+} // namespace
+
+// The replay slot (free-running index) whose request consumed psn: the
+// newest such, as 2^24 PSNs later a kept older request has the same PSN.
 bool Qp::find_res_locked(u32 psn, u32 *idx) {
-	u32 slots = res_slots();
-	u32 n = ktl::min(resp_.res_next, slots);
-	for (u32 j = resp_.res_next - n; j != resp_.res_next; j++) {
-		ReadAtomicRes &e = resp_.res[j % slots];
+	for (u32 k = 1; k <= res_slots(); k++) {
+		u32 j = resp_.res_next - k;
+		ReadAtomicRes &e = res_slot(resp_.res, j);
 		if (e.valid && psn_diff(psn, e.first_psn) >= 0 && psn_diff(psn, e.last_psn) <= 0) {
 			*idx = j;
 			return true;
@@ -33,9 +46,8 @@ bool Qp::find_res_locked(u32 psn, u32 *idx) {
 // The remaining replay is for no one; stop it, and stream from the slot
 // after it, so that the new request's responses keep their place.
 void Qp::give_up_replay_locked() {
-	u32 slots = res_slots();
-	u32 oldest = resp_.res_next - slots;
-	resp_.res[oldest % slots].pending = false;
+	u32 oldest = resp_.res_next - res_slots();
+	res_slot(resp_.res, oldest).pending = false;
 	if (s32(resp_.res_send - oldest) <= 0)
 		resp_.res_send = oldest + 1;
 }
@@ -52,18 +64,22 @@ void Qp::execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b) {
 		nak_and_error_locked(ib::NakCode::invalid_request, psn, b);
 		return;
 	}
-	u32 slots = res_slots();
-	ReadAtomicRes &e = resp_.res[resp_.res_next % slots];
-	if (e.pending && e.replay)
+	// The request this one pushes out of the last res_slots() (the slot it
+	// fills when max_dest_rd_atomic is max_qp_rd_atom).
+	ReadAtomicRes &oldest = res_slot(resp_.res, resp_.res_next - res_slots());
+	if (oldest.pending && oldest.replay)
 		give_up_replay_locked();
+	ReadAtomicRes &e = res_slot(resp_.res, resp_.res_next);
+	// e is still sending only after max_dest_rd_atomic shrank in SQD.
+	bool busy = oldest.pending || e.pending;
 	// FLUSH's rights depend on its placement types (execute_flush_locked).
 	u32 needs = atomic ? u32(ib::access::remote_atomic)
 		    : awrite ? u32(ib::access::remote_write)
 		    : flush  ? 0u
 			     : u32(ib::access::remote_read);
-	if (e.pending || (access_ & needs) != needs) {
+	if (busy || (access_ & needs) != needs) {
 		// More outstanding than max_dest_rd_atomic, or not allowed.
-		nak_and_error_locked(e.pending ? ib::NakCode::invalid_request : ib::NakCode::remote_access, psn, b);
+		nak_and_error_locked(busy ? ib::NakCode::invalid_request : ib::NakCode::remote_access, psn, b);
 		return;
 	}
 	ReadAtomicRes n{};
@@ -230,9 +246,8 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 // budget; then any ACK that had to wait behind them.
 void Qp::send_read_responses_locked(sroce_env_batch *b) {
 	u32 budget = param::read_resp_budget;
-	u32 slots = res_slots();
 	while (resp_.res_send != resp_.res_next) {
-		ReadAtomicRes &e = resp_.res[resp_.res_send % slots];
+		ReadAtomicRes &e = res_slot(resp_.res, resp_.res_send);
 		if (!e.pending) {
 			resp_.res_send++;
 			continue;
@@ -259,8 +274,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		u32 idx;
 		if (!find_res_locked(psn, &idx))
 			return; // older than the replay slots: nothing to answer
-		u32 slots = res_slots();
-		ReadAtomicRes *e = &resp_.res[idx % slots];
+		ReadAtomicRes *e = &res_slot(resp_.res, idx);
 		if (e->empty_answer) {
 			e->req_psn = e->next_psn = e->first_psn;
 		} else if (!e->atomic) {
@@ -290,7 +304,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 		e->pending = e->replay = true;
 		// The later requests will come again too: answer in order from here.
 		for (u32 j = idx + 1; j != resp_.res_next; j++)
-			resp_.res[j % slots].pending = false;
+			res_slot(resp_.res, j).pending = false;
 		// An older response still streaming goes first: a repeated request
 		// behind it must not skip it (its requester would wait for it
 		// until RETRY_EXC_ERR).
