@@ -245,12 +245,12 @@ unsigned int sroce_core_wq_number(const struct sroce_core_wq *wq);
 int sroce_core_wq_modify(struct sroce_core_wq *wq, unsigned int state, int cur_state,
 			 struct sroce_env_batch *b);
 unsigned int sroce_core_wq_state(struct sroce_core_wq *wq);
-int sroce_core_wq_post_recv(struct sroce_core_wq *wq, const struct sroce_wqe *wqe,
-			    const struct sroce_sge *sge);
-/* Non-zero while a live RSS QP names the WQ as its default or a child QP
- * receives into it (destroy is then EBUSY; ib_core counts only the tables
- * that hold a WQ). */
+int sroce_core_wq_post_recv(struct sroce_core_wq *wq, const struct sroce_wqe *wqe, const struct sroce_sge *sge);
+/* busy: non-zero while a live RSS QP names the WQ as its default or a child
+ * QP receives into it (ib_core counts only the tables that hold a WQ).
+ * close, destroy's check: -EBUSY then; else no QP may name it any more. */
 int sroce_core_wq_busy(struct sroce_core_wq *wq);
+int sroce_core_wq_close(struct sroce_core_wq *wq);
 /* wqs: 2^log_size WQs of the device (-EINVAL otherwise, or above
  * SROCE_MAX_RWQ_IND_TABLE_LOG). The table holds a reference on each. */
 int sroce_core_ind_table_create(struct sroce_core_dev *dev, unsigned int log_size,

@@ -137,6 +137,7 @@ unsigned int sroce_core_wq_state(sroce_core_wq *wq) { return obj<Wq>(wq)->state(
 void sroce_core_wq_snapshot(sroce_core_wq *wq, sroce_core_wq_view *s) { obj<Wq>(wq)->snapshot(s); }
 
 int sroce_core_wq_busy(sroce_core_wq *wq) { return obj<Wq>(wq)->busy(); }
+int sroce_core_wq_close(sroce_core_wq *wq) { return ktl::to_rc(obj<Wq>(wq)->close()); }
 
 int sroce_core_wq_post_recv(sroce_core_wq *wq, const sroce_wqe *wqe, const sroce_sge *sge) {
 	return ktl::to_rc(obj<Wq>(wq)->post(*wqe, sge));

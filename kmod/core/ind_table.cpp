@@ -54,10 +54,11 @@ ktl::Result<void> RssContext::init(Device &dev, u32 pdn, const void *uctx, const
 	config.algo = toeplitz ? rss::Algo::toeplitz : rss::Algo::xor32;
 	if (toeplitz)
 		__builtin_memcpy(config.key, in.key, rss::key_len);
+	// Last, nothing to undo after it: a WQ being destroyed is as good as gone.
+	if (dwq && !dwq->add_default_user())
+		return Error::from_errno(err::inval);
 	table = ktl::RefPtr<IndTable>(t);
 	default_wq = ktl::move(dwq);
-	if (default_wq)
-		default_wq->default_users.fetch_add(1, ktl::MemoryOrder::acq_rel);
 	return {};
 }
 

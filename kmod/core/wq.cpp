@@ -238,10 +238,26 @@ void Wq::unbind_child(u32 qpn) {
 }
 
 bool Wq::busy() {
-	if (default_users.load(ktl::MemoryOrder::acquire))
-		return true;
 	ktl::Guard g(lock_);
-	return child_qpn_ != 0;
+	return default_users.load(ktl::MemoryOrder::relaxed) || child_qpn_ != 0;
+}
+
+// Checked and shut under lock_, where add_default_user and bind_child look:
+// no QP can name the WQ between destroy's check and the destroy.
+ktl::Result<void> Wq::close() {
+	ktl::Guard g(lock_);
+	if (default_users.load(ktl::MemoryOrder::relaxed) || child_qpn_)
+		return Error::from_errno(err::busy);
+	dead_ = true;
+	return {};
+}
+
+bool Wq::add_default_user() {
+	ktl::Guard g(lock_);
+	if (dead_)
+		return false;
+	default_users.fetch_add(1, ktl::MemoryOrder::relaxed);
+	return true;
 }
 
 void Wq::fatal_locked(sroce_env_batch *b) {

@@ -46,14 +46,18 @@ public:
 
 	u32 wqn() const { return wqn_; }
 	const void *uctx() const { return uctx_; }
-	// RSS QPs that name it as their default WQ (RssContext).
+	// RSS QPs that name it as their default WQ (RssContext): added under
+	// lock_ (add_default_user), so that close() sees every one.
 	ktl::Atomic<u32> default_users{0};
+	bool add_default_user(); // false once closed
 	// The child UD QP (qpn, its owner) that receives into it (qpn_block.cpp);
 	// what an RSS QP places here then names the child. -EBUSY when bound.
 	ktl::Result<void> bind_child(u32 qpn, void *owner);
 	void unbind_child(u32 qpn);
 	// Destroy waits: an RSS QP names it as default, or a child receives into it.
 	bool busy();
+	// destroy's check: -EBUSY when busy(), else no QP may name it any more.
+	ktl::Result<void> close();
 	u32 pdn() const { return pd_->pdn(); }
 	Device &device() const { return *dev_; }
 	CompletionQueue &cq() const { return *cq_; }

@@ -425,11 +425,16 @@ void sroce_qp_owner_seen(struct sroce_qp *qp)
 static int UVERBS_HANDLER(SROCE_METHOD_QP_RX_CPU)(struct uverbs_attr_bundle *attrs)
 {
 	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs, SROCE_ATTR_QP_RX_CPU_QP);
-	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_qp *qp;
 	u32 in = SROCE_QP_RX_CPU_NO_CHANGE, cur;
 	int err, pinned;
 
-	if (!qp->user || (ibqp->qp_type != IB_QPT_RC && ibqp->qp_type != IB_QPT_UC))
+	/* The type first: an XRC target's handle is ib_core's bare ib_qp
+	 * (__ib_open_qp), not in a sroce_qp. */
+	if (ibqp->qp_type != IB_QPT_RC && ibqp->qp_type != IB_QPT_UC)
+		return -EOPNOTSUPP;
+	qp = to_sqp(ibqp);
+	if (!qp->user)
 		return -EOPNOTSUPP;
 	if (uverbs_attr_is_valid(attrs, SROCE_ATTR_QP_RX_CPU_IN)) {
 		err = uverbs_copy_from(&in, attrs, SROCE_ATTR_QP_RX_CPU_IN);

@@ -307,8 +307,10 @@ static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_pd *pd = container_of(ibpd, struct sroce_pd, ibpd);
 	struct sroce_alloc_pd_resp resp = {};
-	int err;
+	int err = sroce_check_empty_req(udata);
 
+	if (err)
+		return err;
 	err = sroce_core_pd_create(to_sdev(ibpd->device)->core, &pd->core);
 	if (err)
 		return err;

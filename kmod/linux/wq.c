@@ -106,11 +106,12 @@ static int sroce_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
 {
 	struct sroce_wq *wq = to_swq(ibwq);
 	struct sroce_dev *sdev = to_sdev(ibwq->device);
-
 	/* ib_core refuses while a table holds the WQ (usecnt); an RSS QP that
-	 * names it as its default is the core's to count. */
-	if (sroce_core_wq_busy(wq->core))
-		return -EBUSY;
+	 * names it as its default, or a child, is the core's to count. */
+	int err = sroce_core_wq_close(wq->core);
+
+	if (err)
+		return err;
 	mutex_lock(&sdev->wqs_lock);
 	list_del(&wq->dev_node);
 	mutex_unlock(&sdev->wqs_lock);

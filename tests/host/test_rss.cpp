@@ -138,8 +138,22 @@ TEST_CASE("rss: payload mode with XOR hashes the IPoIB-style IP/TCP header; the 
 	// The default WQ cannot go while the QP names it.
 	CHECK(sroce_core_wq_busy(s.dflt->wq));
 	CHECK(!sroce_core_wq_busy(s.wqs[0]->wq)); // ib_core counts the table's
+	CHECK(sroce_core_wq_close(s.dflt->wq) == -EBUSY);
+	// Destroy's check and naming the WQ exclude each other: refused, the
+	// check left it open; passed, no RSS QP may name it any more (it was
+	// destroyed under a QP created in between).
+	ri.table = s.table;
+	ri.default_wqn = sroce_core_wq_number(s.dflt->wq);
+	sroce_core_qp *other = nullptr;
+	REQUIRE(RssSetup::create_rss_qp(f, b, ri, &other) == 0);
+	sroce_core_qp_destroy(other);
 	sroce_core_qp_destroy(s.qp.qp);
 	s.qp.qp = nullptr;
+	CHECK(!sroce_core_wq_busy(s.dflt->wq));
+	CHECK(sroce_core_wq_close(s.dflt->wq) == 0);
+	other = nullptr;
+	CHECK(RssSetup::create_rss_qp(f, b, ri, &other) == -EINVAL);
+	CHECK(other == nullptr);
 	CHECK(!sroce_core_wq_busy(s.dflt->wq));
 }
 

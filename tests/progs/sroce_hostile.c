@@ -144,6 +144,47 @@ static void check_requests(void)
 	EXPECT((err = try_request(&r, sizeof(r), NULL, 0)) == 0, "NO_SQ_POLL accepted: %s", strerror(err));
 }
 
+/* One ALLOC_PD through write() with drv_len (at most 8) driver bytes. */
+static int alloc_pd(int fd, const void *drv, size_t drv_len)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_alloc_pd core;
+		unsigned char drv[8];
+	} cmd = {0};
+	struct {
+		struct ib_uverbs_alloc_pd_resp core;
+		struct sroce_alloc_pd_resp drv;
+	} resp;
+	size_t len = sizeof(cmd.hdr) + sizeof(cmd.core) + drv_len;
+
+	cmd.hdr.command = IB_USER_VERBS_CMD_ALLOC_PD;
+	cmd.hdr.in_words = len / 4;
+	cmd.hdr.out_words = sizeof(resp) / 4;
+	cmd.core.response = (uintptr_t)&resp;
+	memcpy(cmd.drv, drv, drv_len);
+	return write(fd, &cmd, len) == (ssize_t)len ? 0 : errno;
+}
+
+/* ALLOC_PD carries no driver data yet: a newer provider's bytes are taken
+ * only if they are zero, as for every other verb (abi.md). */
+static void check_alloc_pd_request(void)
+{
+	const struct sroce_alloc_ucontext_req good = { .abi_version = SROCE_ABI_VERSION };
+	const unsigned char zeros[8] = {0}, junk[8] = {0, 0, 0, 1};
+	struct get_context_resp resp;
+	int fd = fresh_fd(), err;
+
+	err = get_context(fd, &good, sizeof(good), &resp);
+	EXPECT(err == 0, "a context for ALLOC_PD: %s", strerror(err));
+	EXPECT((err = alloc_pd(fd, junk, sizeof(junk))) == EOPNOTSUPP, "ALLOC_PD with non-zero driver bytes: %s",
+	       strerror(err));
+	EXPECT((err = alloc_pd(fd, zeros, sizeof(zeros))) == 0, "ALLOC_PD with zero driver bytes: %s",
+	       strerror(err));
+	EXPECT((err = alloc_pd(fd, NULL, 0)) == 0, "ALLOC_PD without driver bytes: %s", strerror(err));
+	close(fd); /* the PDs go with the file */
+}
+
 static void check_bad_response_then_good(void)
 {
 	const struct sroce_alloc_ucontext_req good = { .abi_version = SROCE_ABI_VERSION };
@@ -214,6 +255,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	check_requests();
+	check_alloc_pd_request();
 	check_bad_response_then_good();
 	check_mmap();
 	return failures ? 1 : 0;

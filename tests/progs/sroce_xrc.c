@@ -28,6 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <infiniband/srocedv.h>
+
 #include "progs_common.h"
 
 enum { MSG = 4096, SRQ_WR = 16 };
@@ -281,6 +283,16 @@ static void objects(void)
 	oa.xrcd = x;
 	q = ibv_open_qp(ctx, &oa);
 	CHECK(q && q->qp_num == tgt->qp_num, "ibv_open_qp of the target through its domain");
+	{
+		/* A target's handle is ib_core's bare ib_qp, not the driver's QP:
+		 * the receive-CPU method looks at its type before reading past
+		 * the end of it. */
+		int cpu;
+
+		CHECK_ERR(srocedv_query_qp_rx_cpu(tgt, &cpu), EOPNOTSUPP, "the receive CPU of a target");
+		if (q)
+			CHECK_ERR(srocedv_modify_qp_rx_cpu(q, 0), EOPNOTSUPP, "the receive CPU of an opened target");
+	}
 	if (q)
 		ibv_destroy_qp(q);
 
