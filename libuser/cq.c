@@ -56,13 +56,15 @@ int sroce_cq_created(struct sroce_cq *cq, int cmd_fd, int err, const struct sroc
 int sroce_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
-	int err = sroce_intf_cq_busy(cq);
-
-	if (!err)
-		err = ibv_cmd_destroy_cq(ibcq);
+	int err = sroce_intf_cq_dying(cq);
 
 	if (err)
 		return err;
+	err = ibv_cmd_destroy_cq(ibcq);
+	if (err) {
+		sroce_intf_revive(&cq->intf_dying); /* the CQ lives on */
+		return err;
+	}
 	sroce_ring_unmap(&cq->ring);
 	free(cq);
 	return 0;

@@ -11,7 +11,8 @@
  * tables' own (a QP may hold a signalled and an unsignalled table); fence
  * and solicited are one word per QP and family, so a second table of the
  * family with others would change them under the first (EBUSY). Held
- * tables make destroy fail with EBUSY.
+ * tables make destroy fail with EBUSY; an object whose destroy passed that
+ * check is dying, and queries refuse it with EBUSY (it is freed next).
  * Queries, releases and those destroy checks are serialised by one lock:
  * none is on a fast path.
  */
@@ -42,15 +43,18 @@ static struct sroce_intf *intf_live;
 	(SROCEDV_QP_OPS_READ | SROCEDV_QP_OPS_WRITE | SROCEDV_QP_OPS_SEND | SROCEDV_QP_OPS_SENDTO | \
 	 SROCEDV_QP_OPS_RECV)
 
-/* The groups a QP can use, per family: its type, and the queues it has. */
+/* The groups a QP can use, per family: its type, and the queues it has. A
+ * send queue with inline room but no gather entry (max_send_sge 0) takes
+ * inline sends as ibv_post_send does; READ has no inline form. */
 static uint32_t qp_groups(const struct sroce_qp *qp, enum srocedv_intf_family family)
 {
 	uint32_t g = 0;
-	bool sq = qp->sq.hdr && qp->max_send_sge;
+	bool sq = qp->sq.hdr && (qp->max_send_sge || qp->max_inline);
+	uint32_t read = qp->max_send_sge ? SROCEDV_QP_OPS_READ : 0;
 
 	switch (qp->vqp.qp.qp_type) {
 	case IBV_QPT_RC:
-		g = sq ? SROCEDV_QP_OPS_READ | SROCEDV_QP_OPS_WRITE | SROCEDV_QP_OPS_SEND : 0;
+		g = sq ? read | SROCEDV_QP_OPS_WRITE | SROCEDV_QP_OPS_SEND : 0;
 		break;
 	case IBV_QPT_UC:
 		g = sq ? SROCEDV_QP_OPS_WRITE | SROCEDV_QP_OPS_SEND : 0;
@@ -68,8 +72,10 @@ static uint32_t qp_groups(const struct sroce_qp *qp, enum srocedv_intf_family fa
 							     SROCEDV_QP_OPS_RECV);
 }
 
-/* The table's entries outside the granted groups become NULL. */
-static void qp_ops_trim(struct sroce_intf *h, uint32_t groups)
+/* The table's entries outside the granted groups become NULL, and so do
+ * those that write a gather entry when the QP has none (inline only): the
+ * functions check nothing per call. */
+static void qp_ops_trim(struct sroce_intf *h, uint32_t groups, bool gather)
 {
 	if (h->family == SROCEDV_INTF_QP_RDMA) {
 		if (!(groups & SROCEDV_QP_OPS_READ))
@@ -80,6 +86,11 @@ static void qp_ops_trim(struct sroce_intf *h, uint32_t groups)
 			h->ops.rdma.write_inline = NULL;
 			h->ops.rdma.write_pending = NULL;
 			h->ops.rdma.flush = NULL;
+		}
+		if (!gather) { /* READ was not granted */
+			h->ops.rdma.write = NULL;
+			h->ops.rdma.write_imm = NULL;
+			h->ops.rdma.write_pending = NULL;
 		}
 		return;
 	}
@@ -99,6 +110,13 @@ static void qp_ops_trim(struct sroce_intf *h, uint32_t groups)
 		h->ops.msg.sendto_imm = NULL;
 		h->ops.msg.sendto_inline = NULL;
 	}
+	if (!gather) {
+		h->ops.msg.send = NULL;
+		h->ops.msg.send_imm = NULL;
+		h->ops.msg.send_pending = NULL;
+		h->ops.msg.sendto = NULL;
+		h->ops.msg.sendto_imm = NULL;
+	}
 	if (!(groups & (SROCEDV_QP_OPS_SEND | SROCEDV_QP_OPS_SENDTO)))
 		h->ops.msg.flush = NULL;
 }
@@ -116,6 +134,8 @@ static int qp_table(struct sroce_intf *h, const struct srocedv_query_intf_params
 	if (ibqp->context != h->obj)
 		return EINVAL;
 	qp = to_sqp(ibqp);
+	if (qp->intf.dying)
+		return EBUSY;
 	if (p->family_flags & ~(QP_MODE_FLAGS | QP_GROUPS))
 		return EINVAL;
 	can = qp_groups(qp, p->intf);
@@ -137,7 +157,7 @@ static int qp_table(struct sroce_intf *h, const struct srocedv_query_intf_params
 		h->ops.rdma = *sroce_intf_rdma_ops(single, !(mode & SROCEDV_QP_OPS_UNSIGNALED));
 	else
 		h->ops.msg = *sroce_intf_msg_ops(single, !(mode & SROCEDV_QP_OPS_UNSIGNALED));
-	qp_ops_trim(h, want);
+	qp_ops_trim(h, want, qp->max_send_sge);
 	h->obj = qp;
 	return 0;
 }
@@ -151,6 +171,8 @@ static int cq_table(struct sroce_intf *h, const struct srocedv_query_intf_params
 	if (ibcq->context != h->obj || p->family_flags)
 		return EINVAL;
 	cq = to_scq(ibcq);
+	if (cq->intf_dying)
+		return EBUSY;
 	ops = sroce_intf_cq_ops(cq->format_mask, p->flags & SROCEDV_INTF_FLAG_SINGLE_THREADED);
 	if (!ops)
 		return EINVAL; /* no format set */
@@ -168,6 +190,8 @@ static int srq_table(struct sroce_intf *h, const struct srocedv_query_intf_param
 	if (ibsrq->context != h->obj || p->family_flags)
 		return EINVAL;
 	srq = to_ssrq(ibsrq);
+	if (srq->intf_dying)
+		return EBUSY;
 	if (!srq->max_sge)
 		return EINVAL; /* recv writes one scatter entry */
 	srq->intf_refs++;
@@ -184,6 +208,8 @@ static int wq_table(struct sroce_intf *h, const struct srocedv_query_intf_params
 	if (ibwq->context != h->obj || p->family_flags || ibwq->wq_type != IBV_WQT_RQ)
 		return EINVAL;
 	wq = to_swq(ibwq);
+	if (wq->intf_dying)
+		return EBUSY;
 	if (!wq->max_sge)
 		return EINVAL; /* recv writes one scatter entry */
 	wq->intf_refs++;
@@ -274,35 +300,47 @@ int srocedv_release_intf(struct ibv_context *ibctx, void *intf)
 	return 0;
 }
 
-/* EBUSY while any of the counts of held tables is non-zero (b may be NULL). */
-static int refs_busy(const uint32_t *a, const uint32_t *b)
+/* EBUSY while any of the counts of held tables is non-zero (b may be NULL).
+ * Else the object is marked dying under the same lock: a query between
+ * this check and destroy's free would hand out a table of freed memory. */
+static int refs_busy(const uint32_t *a, const uint32_t *b, bool *dying)
 {
 	int busy;
 
 	pthread_mutex_lock(&intf_lock);
 	busy = *a || (b && *b);
+	if (!busy)
+		*dying = true;
 	pthread_mutex_unlock(&intf_lock);
 	return busy ? EBUSY : 0;
 }
 
-int sroce_intf_qp_busy(struct sroce_qp *qp)
+int sroce_intf_qp_dying(struct sroce_qp *qp)
 {
-	return refs_busy(&qp->intf.refs[SROCE_INTF_RDMA], &qp->intf.refs[SROCE_INTF_MSG]);
+	return refs_busy(&qp->intf.refs[SROCE_INTF_RDMA], &qp->intf.refs[SROCE_INTF_MSG], &qp->intf.dying);
 }
 
-int sroce_intf_cq_busy(struct sroce_cq *cq)
+int sroce_intf_cq_dying(struct sroce_cq *cq)
 {
-	return refs_busy(&cq->intf_refs, NULL);
+	return refs_busy(&cq->intf_refs, NULL, &cq->intf_dying);
 }
 
-int sroce_intf_srq_busy(struct sroce_srq *srq)
+int sroce_intf_srq_dying(struct sroce_srq *srq)
 {
-	return refs_busy(&srq->intf_refs, NULL);
+	return refs_busy(&srq->intf_refs, NULL, &srq->intf_dying);
 }
 
-int sroce_intf_wq_busy(struct sroce_wq *wq)
+int sroce_intf_wq_dying(struct sroce_wq *wq)
 {
-	return refs_busy(&wq->intf_refs, NULL);
+	return refs_busy(&wq->intf_refs, NULL, &wq->intf_dying);
+}
+
+/* The kernel refused the destroy: the object lives on, queries take it. */
+void sroce_intf_revive(bool *dying)
+{
+	pthread_mutex_lock(&intf_lock);
+	*dying = false;
+	pthread_mutex_unlock(&intf_lock);
 }
 
 int srocedv_modify_cq(struct ibv_cq *ibcq, struct srocedv_cq_attr *attr, int attr_mask)

@@ -233,12 +233,15 @@ int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 int sroce_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	int err = sroce_intf_qp_busy(qp);
+	int err = sroce_intf_qp_dying(qp);
 
-	if (!err)
-		err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
+	err = ibv_cmd_destroy_qp(ibqp);
+	if (err) {
+		sroce_intf_revive(&qp->intf.dying); /* the QP lives on */
+		return err;
+	}
 	/* Unmapped rings (XRC, an SRQ) unmap as nothing. */
 	sroce_ring_unmap(&qp->rq);
 	sroce_ring_unmap(&qp->sq);

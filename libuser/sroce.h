@@ -107,6 +107,7 @@ struct sroce_cq {
 	uint64_t wc_flags;         /* ibv_create_cq_ex's (IBV_WC_EX_WITH_*); 0 for ibv_create_cq */
 	uint64_t format_mask;      /* srocedv_modify_cq's enum srocedv_wc_format, 0 if none */
 	uint32_t intf_refs;        /* formatted tables held (intf.c): destroy is EBUSY */
+	bool intf_dying;           /* destroy passed its check (intf.c): queries are EBUSY */
 	struct sroce_uring ring;   /* user consumes, kernel produces */
 	/* ibv_cq_ex polling (cq_ex.c), from start_poll to end_poll: ring.idx
 	 * is the CQE the readers read, cur points at it. */
@@ -138,6 +139,7 @@ enum { SROCE_INTF_RDMA, SROCE_INTF_MSG, SROCE_INTF_QP_FAMILIES };
 struct sroce_qp_intf {
 	uint32_t refs[SROCE_INTF_QP_FAMILIES];
 	uint16_t wqe_flags[SROCE_INTF_QP_FAMILIES];    /* SROCE_WQE_FENCE, _SOLICITED */
+	bool dying;                /* destroy passed its check: queries are EBUSY */
 	uint32_t rq_repost;        /* the RQ WQE recv_repost posts next (free-running) */
 };
 
@@ -159,6 +161,7 @@ struct sroce_srq {
 	uint32_t max_sge;
 	uint32_t srqn;
 	uint32_t intf_refs;        /* receive family tables held (intf.c): destroy is EBUSY */
+	bool intf_dying;           /* destroy passed its check (intf.c): queries are EBUSY */
 	uint32_t intf_repost;      /* the WQE recv_repost posts next (free-running) */
 };
 
@@ -168,6 +171,7 @@ struct sroce_wq {
 	struct sroce_uring ring;
 	uint32_t max_sge;
 	uint32_t intf_refs;        /* receive family tables held (intf.c): destroy is EBUSY */
+	bool intf_dying;           /* destroy passed its check (intf.c): queries are EBUSY */
 	uint32_t intf_repost;      /* the WQE recv_repost posts next (free-running) */
 };
 
@@ -422,12 +426,15 @@ int sroce_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
 int sroce_rss_req(const struct ibv_qp_init_attr_ex *attr, struct sroce_create_qp_req *req);
 int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
-/* intf.c: interface families (srocedv_query_intf). EBUSY while a table
- * of the object is held, else 0: destroy checks it first. */
-int sroce_intf_qp_busy(struct sroce_qp *qp);
-int sroce_intf_cq_busy(struct sroce_cq *cq);
-int sroce_intf_srq_busy(struct sroce_srq *srq);
-int sroce_intf_wq_busy(struct sroce_wq *wq);
+/* intf.c: interface families (srocedv_query_intf). Destroy's first step:
+ * EBUSY while a table of the object is held; else 0, and the object is
+ * dying (queries refuse it) until the free, or until sroce_intf_revive on
+ * its flag when the kernel refuses the destroy. */
+int sroce_intf_qp_dying(struct sroce_qp *qp);
+int sroce_intf_cq_dying(struct sroce_cq *cq);
+int sroce_intf_srq_dying(struct sroce_srq *srq);
+int sroce_intf_wq_dying(struct sroce_wq *wq);
+void sroce_intf_revive(bool *dying);
 
 /* intf_qp.c, intf_cq.c: the specialised tables. */
 struct srocedv_qp_ops_rdma;

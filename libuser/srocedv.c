@@ -180,7 +180,8 @@ static int srq_req(struct ibv_context *ibctx, const void *attr, struct srocedv_s
 	err = srocedv_create_check(ibctx, attr, req->comp_mask, SROCE_CREATE_SRQ_REQ_MASK);
 	if (!err && sroce_attr)
 		err = mp_wr_req(req->comp_mask, sroce_attr->mp_wr, &req->mp_wr_buffer_sz, &req->mp_packet_align_sz);
-	errno = err;
+	if (err)
+		errno = err; /* a success leaves the caller's errno */
 	return err;
 }
 

@@ -160,12 +160,15 @@ int sroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 int sroce_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
-	int err = sroce_intf_srq_busy(srq);
+	int err = sroce_intf_srq_dying(srq);
 
-	if (!err)
-		err = ibv_cmd_destroy_srq(ibsrq);
 	if (err)
 		return err;
+	err = ibv_cmd_destroy_srq(ibsrq);
+	if (err) {
+		sroce_intf_revive(&srq->intf_dying); /* the SRQ lives on */
+		return err;
+	}
 	sroce_ring_unmap(&srq->ring);
 	free(srq);
 	return 0;

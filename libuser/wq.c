@@ -101,12 +101,15 @@ int sroce_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 int sroce_destroy_wq(struct ibv_wq *ibwq)
 {
 	struct sroce_wq *wq = to_swq(ibwq);
-	int err = sroce_intf_wq_busy(wq); /* a receive family table held */
+	int err = sroce_intf_wq_dying(wq); /* EBUSY while a table holds it */
 
-	if (!err)
-		err = ibv_cmd_destroy_wq(ibwq);
 	if (err)
-		return err; /* EBUSY while a table holds it */
+		return err;
+	err = ibv_cmd_destroy_wq(ibwq);
+	if (err) {
+		sroce_intf_revive(&wq->intf_dying); /* the WQ lives on */
+		return err;
+	}
 	sroce_ring_unmap(&wq->ring);
 	free(wq);
 	return 0;

@@ -67,6 +67,13 @@ void Qp::on_nak_locked(const ib::PacketInfo &pi, sroce_env_batch *b) {
 	if (state_ == ib::qps_err || comp_.sq_done == req_.sq_fetched)
 		return;
 	SendWqe &w = swqe(comp_.sq_done);
+	// A READ or ATOMIC before the NAKed request still lacks its response:
+	// the NAK implies it was lost (an implied NAK, as rxe). The NAK names
+	// a later request, never this one: the READ is asked again (rewound
+	// above), and the later request, resent behind it, draws the NAK
+	// again if it still fails.
+	if (w.started && !w.done && is_read_or_atomic(w.wqe.opcode) && psn_diff(w.last_psn, psn) < 0)
+		return;
 	if (a.is_rnr_nak()) {
 		if (rnr_retry_ != 7) { // 7: retry forever
 			if (comp_.rnr_left == 0) {
@@ -298,19 +305,29 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 	u32 from = comp_.sq_done;
 	while (comp_.sq_done != req_.sq_fetched && swqe(comp_.sq_done).done)
 		comp_.sq_done++;
-	if (comp_.sq_done == from)
-		return;
-	// The slots are released before their CQEs appear: a poster that
-	// polls a CQE and posts at once (ib_read_lat, a one-deep SQ, the
-	// completion running on another CPU, e.g. in the SQ poller's send)
-	// must find its slot free. The CQEs are built from the kernel's
-	// copies (swqe), which only the requester refills, under this lock.
-	if (user_)
-		sq_.publish_consumer(comp_.sq_done);
-	else
-		sq_.set_consumer(comp_.sq_done);
-	for (u32 i = from; i != comp_.sq_done; i++)
-		complete_send_locked(swqe(i), b);
+	if (comp_.sq_done != from) {
+		// The slots are released before their CQEs appear: a poster
+		// that polls a CQE and posts at once (ib_read_lat, a one-deep
+		// SQ, the completion running on another CPU, e.g. in the SQ
+		// poller's send) must find its slot free. The CQEs are built
+		// from the kernel's copies (swqe), which only the requester
+		// refills, under this lock.
+		if (user_)
+			sq_.publish_consumer(comp_.sq_done);
+		else
+			sq_.set_consumer(comp_.sq_done);
+		for (u32 i = from; i != comp_.sq_done; i++)
+			complete_send_locked(swqe(i), b);
+	}
+	// SQD starts no WQE: once those begun before it completed, the SQ
+	// is drained, and the consumer hears it if it asked at RTS->SQD
+	// (IBTA's SQ Drained affiliated event, as rxe).
+	if (comp_.sq_draining && state_ == ib::qps_sqd &&
+	    (comp_.sq_done == req_.sq_fetched || !swqe(comp_.sq_done).started)) {
+		comp_.sq_draining = false;
+		if (sqd_notify_ && !dead_)
+			sroce_env_event(b, owner_, ib::ev_sq_drained);
+	}
 }
 
 // Completes every WQE in both queues with WR_FLUSH_ERR (IBTA 10.3.1 error

@@ -142,7 +142,9 @@ ktl::Result<void> MemoryKeyTable::fast_register(u32 mr_key, u32 pdn, u32 new_key
 						u32 access) {
 	ktl::Guard g(lock_);
 	Entry *e = entry_locked(index_of(mr_key));
-	if (!e || e->state != State::invalid || !e->mr->is_fast_reg() || index_of(new_key) != index_of(mr_key))
+	// A window's index has no MR (allocated and unbound windows are invalid too).
+	if (!e || e->state != State::invalid || !e->mr || !e->mr->is_fast_reg() ||
+	    index_of(new_key) != index_of(mr_key))
 		return Error::from_errno(err::inval);
 	if (e->mr->pdn() != pdn)
 		return Error::from_errno(err::acces);

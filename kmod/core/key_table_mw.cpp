@@ -165,6 +165,9 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	} else {
 		if (b.length == 0) // type 2
 			return Error::from_errno(err::inval);
+		// Type 1 windows are VA-based only (IBTA o10-36.2.2, as rxe).
+		if (mw.type_ == Mw::type1 && (b.access & acc::zero_based))
+			return Error::from_errno(err::inval);
 		const Entry *m = valid_entry_locked(b.mr_lkey);
 		if (!m || !m->mr)
 			return Error::from_errno(err::inval);

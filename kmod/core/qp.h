@@ -170,6 +170,7 @@ struct CompleterState {
 	u32 retries_left = 0;
 	u32 rnr_left = 0;
 	bool rnr_wait = false;       // holding off after an RNR NAK
+	bool sq_draining = false;    // in SQD, WQEs begun before it not all completed
 	// A later response made us ask again for the READ/ATOMIC we wait for:
 	// the rest of that burst must not, only the next probe's answer.
 	bool resp_gap_retried = false;

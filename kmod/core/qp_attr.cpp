@@ -270,6 +270,11 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 	u32 next = a.qp_state;
 	u32 prev = state_;
 	state_ = next;
+	// RTS->SQD starts a drain (complete_done_locked ends it); SQD->SQD
+	// keeps the one under way.
+	comp_.sq_draining = next == ib::qps_sqd && (prev == ib::qps_rts || comp_.sq_draining);
+	if (comp_.sq_draining)
+		complete_done_locked(b); // nothing outstanding: drained at once
 	if (next == ib::qps_reset) {
 		// Everything the QP had is forgotten. IBTA 10.3.1: RESET empties
 		// both queues with no completions (mlx5's indices restart), so
@@ -351,7 +356,7 @@ void Qp::query(sroce_core_qp_attr *a) {
 	a->qp_access_flags = access_;
 	a->pkey_index = pkey_index_;
 	a->en_sqd_async_notify = sqd_notify_;
-	a->sq_draining = 0;
+	a->sq_draining = state_ == ib::qps_sqd && comp_.sq_draining;
 	a->max_rd_atomic = max_rd_atomic_;
 	a->max_dest_rd_atomic = max_dest_rd_atomic_;
 	a->min_rnr_timer = min_rnr_timer_;

@@ -129,9 +129,14 @@ void sroce_debugfs_exit(void)
 	sroce_debugfs_root = NULL;
 }
 
-/* From enable_driver: the device has its final name and a core. */
+/* From enable_driver: the device has its final name and a core. Again
+ * after every move to another namespace (rdma_dev_change_netns), which
+ * keeps the directory: a second one would fail, and the first would be
+ * left behind, naming the device after it is freed. */
 void sroce_debugfs_add_dev(struct sroce_dev *sdev)
 {
+	if (sdev->debugfs)
+		return;
 	sdev->debugfs = debugfs_create_dir(dev_name(&sdev->ibdev.dev), sroce_debugfs_root);
 	/* debugfs' proxy makes removal wait for a read in progress. */
 	debugfs_create_file("counts", 0444, sdev->debugfs, sdev, &sroce_dev_counts_fops);

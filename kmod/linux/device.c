@@ -3,9 +3,11 @@
  * device.c - sroce device life cycle: creation by `rdma link add`, netdev
  * events, and removal on `rdma link delete`, netdev unregister or rmmod.
  */
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/hashtable.h>
 #include <linux/if_vlan.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <net/addrconf.h>
 
@@ -21,6 +23,12 @@ static DEFINE_MUTEX(sroce_devices_lock);
 /* The same devices by netdev, for the receive path's look-up per packet (a
  * walk of the list cost one step per device: one per namespace). */
 static DEFINE_HASHTABLE(sroce_dev_by_ndev, 6);
+
+/* For tests only: a pause before registering, in the window from claiming
+ * the netdev where its events cannot reach the device (tests/vm/40). */
+static unsigned int sroce_test_add_delay_ms;
+module_param_named(test_add_delay_ms, sroce_test_add_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_add_delay_ms, "for tests: pause rdma link add this long before registering (default 0)");
 static bool sroce_netdev_up(struct net_device *ndev)
 {
 	return netif_running(ndev) && netif_carrier_ok(ndev);
@@ -81,6 +89,24 @@ void sroce_dev_sync_port(struct sroce_dev *sdev)
 
 	sroce_dispatch_port_event(sdev, sroce_core_netdev_changed(sdev->core, sroce_netdev_up(ndev),
 								  READ_ONCE(ndev->mtu)));
+}
+
+/*
+ * From enable_driver, once the netdev notifier reaches the device (ib_core
+ * set its refcount): a NETDEV_UNREGISTER before that was lost (rdma link
+ * add takes no rtnl). The device would keep the netdev held for good, and
+ * unregister_netdevice wait for it. Unregistering sets reg_state, and a
+ * namespace move changes dev_net, before the notifier runs: either seen
+ * here, the device goes as the notifier would have sent it; neither seen,
+ * the notifier comes later and finds it.
+ */
+void sroce_dev_sync_netdev(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	smp_mb(); /* the refcount ib_core set, before the reads below */
+	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED || !sroce_net_of(sdev->sn, ndev))
+		sroce_net_queue_unregister(sdev);
 }
 
 void sroce_dev_netdev_event(struct sroce_dev *sdev, unsigned long event)
@@ -156,10 +182,9 @@ static bool sroce_claim_netdev(struct sroce_dev *sdev, struct net_device *ndev)
 	return claimed;
 }
 
-/* Once registered, what sq_poll=auto chose and why: a machine's mode
- * should not have to be guessed from benchmarks. */
-/* cpu: the joined poller's (-1: any CPU; SROCE_NO_POLLER: none), taken at
- * the join: a racing unregister may have left and freed it since. */
+/* What sq_poll=auto chose and why: a machine's mode should not have to be
+ * guessed from benchmarks. cpu: the joined poller's (-1: any CPU;
+ * SROCE_NO_POLLER: none), taken at the join. */
 #define SROCE_NO_POLLER INT_MIN
 static void sroce_dev_note_sq_poll(struct sroce_dev *sdev, int mode, unsigned int threads, int cpu)
 {
@@ -266,11 +291,15 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)
 		goto err;
+	if (READ_ONCE(sroce_test_add_delay_ms))
+		msleep(READ_ONCE(sroce_test_add_delay_ms));
+	/* Before registering: from then on an unregistration (rdma link
+	 * delete, the netdev going) may free sdev at any time. */
+	sroce_dev_note_sq_poll(sdev, mode, threads, poll_cpu);
 	/* On failure ib_register_device leaves the device to us. */
 	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 	if (err)
 		goto err;
-	sroce_dev_note_sq_poll(sdev, mode, threads, poll_cpu);
 	return 0;
 
 err:

@@ -301,6 +301,17 @@ void sroce_net_put(struct sroce_net *sn)
 	mutex_unlock(&sn->lock);
 }
 
+/* sn is ndev's namespace's (ndev held: its namespace stays while we look). */
+bool sroce_net_of(struct sroce_net *sn, struct net_device *ndev)
+{
+	bool same;
+
+	rcu_read_lock();
+	same = net_generic(dev_net(ndev), sroce_net_id) == sn;
+	rcu_read_unlock();
+	return same;
+}
+
 static void sroce_unregister_fn(struct work_struct *work)
 {
 	struct sroce_dev *sdev = container_of(work, struct sroce_dev, unregister_work);

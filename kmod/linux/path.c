@@ -3,9 +3,13 @@
  * path.c - the paths of env.h: the route to a RoCEv2 peer, from an
  * rdma_ah_attr (modify_qp with IB_QP_AV, create_ah).
  *
- * A path keeps the source GID's netdev and the route looked up in that
- * netdev's namespace, bound to it. The cached route is checked before use
- * (dst_check) and looked up again when the routing changed. Link-layer
+ * A path keeps the source GID and the route looked up in its netdev's
+ * namespace, bound to that netdev. It never holds the netdev: deleting a
+ * VLAN whose GID a QP uses must not wait for the QP (unregister_netdevice
+ * would hang until the user let go). The GID's netdev is looked up again,
+ * under RCU, whenever the route is; a GID that went away, or a netdev that
+ * left the namespace, means no route. The cached route is checked before
+ * use (dst_check) and looked up again when the routing changed. Link-layer
  * addresses are the neighbour layer's business when the packet goes out;
  * a destination on this host (a QP talking to its own device's address)
  * gets a local route; pkt.c then hands its packets to the device that owns
@@ -27,9 +31,10 @@
 struct sroce_env_path {
 	struct kref ref;
 	struct sroce_dev *sdev;       /* outlives its paths: the core drops them first */
-	struct net_device *ndev;      /* the source GID's netdev, held */
-	netdevice_tracker ndev_tracker;
-	possible_net_t net;           /* ndev's namespace at creation, not held */
+	const struct ib_gid_attr *sgid_attr; /* held; its netdev is not */
+	int ifindex;                  /* the GID's netdev at creation */
+	unsigned int headroom;        /* its link-layer headroom (LL_RESERVED_SPACE) */
+	possible_net_t net;           /* its namespace at creation, not held */
 	bool ipv6;
 	struct in6_addr saddr;        /* IPv4: v4-mapped, as in the GID */
 	struct in6_addr daddr;
@@ -50,9 +55,9 @@ struct sroce_dev *sroce_path_dev(const struct sroce_env_path *path)
 	return path->sdev;
 }
 
-struct net_device *sroce_path_netdev(const struct sroce_env_path *path)
+unsigned int sroce_path_headroom(const struct sroce_env_path *path)
 {
-	return path->ndev;
+	return path->headroom;
 }
 
 struct sroce_env_path *sroce_path_get(struct sroce_env_path *path)
@@ -69,7 +74,7 @@ static void sroce_path_release(struct kref *ref)
 	WARN_ON_ONCE(!skb_queue_empty(&p->txq) || p->tx_owner);
 	skb_queue_purge(&p->txq);
 	dst_release(p->dst);
-	netdev_put(p->ndev, &p->ndev_tracker);
+	rdma_put_gid_attr(p->sgid_attr); /* any context: ib_core frees the entry from a work */
 	sroce_count_dec(p->sdev, paths);
 	kfree(p);
 }
@@ -130,7 +135,7 @@ void sroce_path_tx_flush(struct sroce_dev *sdev, struct sroce_env_batch *b)
 static struct dst_entry *sroce_route4(struct sroce_env_path *p, struct net *net)
 {
 	struct flowi4 fl4 = {
-		.flowi4_oif = p->ndev->ifindex,
+		.flowi4_oif = p->ifindex,
 		.flowi4_proto = IPPROTO_UDP,
 		.saddr = p->saddr.s6_addr32[3],
 		.daddr = p->daddr.s6_addr32[3],
@@ -145,7 +150,7 @@ static struct dst_entry *sroce_route6(struct sroce_env_path *p, struct net *net,
 {
 #if IS_ENABLED(CONFIG_IPV6)
 	struct flowi6 fl6 = {
-		.flowi6_oif = p->ndev->ifindex,
+		.flowi6_oif = p->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 		.saddr = p->saddr,
 		.daddr = p->daddr,
@@ -177,18 +182,30 @@ static struct dst_entry *sroce_route(struct sroce_env_path *p, struct net *net, 
 	return p->ipv6 ? sroce_route6(p, net, cookie) : sroce_route4(p, net);
 }
 
+/*
+ * The GID is still there, on the netdev the path was made for, in the
+ * path's namespace: a GID of a deleted or moved netdev reads as gone. The
+ * caller is an RCU reader (bottom halves off, sroce_pkts_xmit): the netdev
+ * seen here cannot finish unregistering, so its namespace cannot go, until
+ * the packets are sent.
+ */
+static bool sroce_path_gid_live(struct sroce_env_path *p)
+{
+	struct net_device *ndev;
+
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(), "sroce: path route outside an RCU reader");
+	ndev = rdma_read_gid_attr_ndev_rcu(p->sgid_attr);
+	return !IS_ERR(ndev) && ndev->ifindex == p->ifindex && net_eq(dev_net(ndev), read_pnet(&p->net));
+}
+
 struct dst_entry *sroce_path_dst(struct sroce_env_path *p, struct net **netp)
 {
-	struct net *net = dev_net(p->ndev);
 	struct dst_entry *dst, *stale = NULL;
 	u32 cookie;
 
-	/* The netdev moved to another namespace: its sroce device is on its
-	 * way out, and the addresses meant the old namespace. */
-	if (!net_eq(net, read_pnet(&p->net)))
-		return NULL;
-	*netp = net;
-
+	/* A cached route is dropped (dst_check) when its netdev goes or
+	 * leaves the namespace, so only a new lookup checks the GID. */
+	*netp = read_pnet(&p->net);
 	spin_lock_bh(&p->lock);
 	dst = p->dst;
 	if (dst && !dst_check(dst, p->cookie)) {
@@ -202,7 +219,9 @@ struct dst_entry *sroce_path_dst(struct sroce_env_path *p, struct net **netp)
 	if (dst)
 		return dst;
 
-	dst = sroce_route(p, net, &cookie);
+	if (!sroce_path_gid_live(p))
+		return NULL;
+	dst = sroce_route(p, *netp, &cookie);
 	if (IS_ERR(dst))
 		return NULL;
 	spin_lock_bh(&p->lock);
@@ -252,14 +271,16 @@ struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rd
 		kfree(p);
 		return ERR_CAST(ndev);
 	}
-	netdev_hold(ndev, &p->ndev_tracker, GFP_ATOMIC);
+	write_pnet(&p->net, dev_net(ndev));
+	p->ifindex = ndev->ifindex;
+	p->headroom = LL_RESERVED_SPACE(ndev);
 	rcu_read_unlock();
+	rdma_hold_gid_attr(sgid_attr);
+	p->sgid_attr = sgid_attr;
 
 	kref_init(&p->ref);
 	spin_lock_init(&p->lock);
 	p->sdev = sdev;
-	p->ndev = ndev;
-	write_pnet(&p->net, dev_net(ndev));
 	p->ipv6 = type == RDMA_NETWORK_IPV6;
 	memcpy(&p->saddr, &sgid_attr->gid, sizeof(p->saddr));
 	memcpy(&p->daddr, &grh->dgid, sizeof(p->daddr));
@@ -273,7 +294,10 @@ struct sroce_env_path *sroce_path_create(struct sroce_dev *sdev, const struct rd
 	 * with interrupts off (lockdep's first report on the debug kernel).
 	 * The first packet looks the route up then (sroce_path_dst). */
 	if (sleepable) {
-		dst = sroce_route(p, dev_net(ndev), &p->cookie);
+		rcu_read_lock(); /* as for sroce_path_gid_live's other caller */
+		dst = sroce_path_gid_live(p) ? sroce_route(p, read_pnet(&p->net), &p->cookie) :
+					       ERR_PTR(-ENODEV);
+		rcu_read_unlock();
 		if (IS_ERR(dst)) {
 			sroce_env_path_put(p);
 			return ERR_CAST(dst);

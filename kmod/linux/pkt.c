@@ -48,7 +48,7 @@ void sroce_pkt_uncount(struct sk_buff *skb)
 struct sroce_env_pkt *sroce_env_pkt_alloc(struct sroce_env_path *path, unsigned int len,
 					  unsigned char **data)
 {
-	unsigned int room = LL_RESERVED_SPACE(sroce_path_netdev(path));
+	unsigned int room = sroce_path_headroom(path);
 	struct sk_buff *skb;
 
 	if (WARN_ON_ONCE(len > U16_MAX)) /* no IP packet is that long: a core bug */

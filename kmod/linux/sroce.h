@@ -311,6 +311,7 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sroce_dev *sroce_dev_get_by_netdev_rcu(struct net_device *ndev);
 void sroce_dev_netdev_event(struct sroce_dev *sdev, unsigned long event);
 void sroce_dev_sync_port(struct sroce_dev *sdev);
+void sroce_dev_sync_netdev(struct sroce_dev *sdev);
 void sroce_dev_dealloc(struct ib_device *ibdev);
 
 /* verbs.c (mr.c, cq.c, qp.c, srq.c, ah.c: below) */
@@ -386,6 +387,7 @@ int sroce_net_init(void);
 void sroce_net_exit(void);
 struct sroce_net *sroce_net_get(struct net *net);
 void sroce_net_put(struct sroce_net *sn);
+bool sroce_net_of(struct sroce_net *sn, struct net_device *ndev);
 void sroce_net_queue_unregister(struct sroce_dev *sdev);
 void sroce_net_init_unregister_work(struct sroce_dev *sdev);
 void sroce_local_init(struct sroce_dev *sdev);
@@ -466,7 +468,7 @@ void sroce_path_tx_queue(struct sroce_env_path *path, struct sk_buff *skb, struc
 /* At b's flush: sends the queues of the paths b owns, in order. */
 void sroce_path_tx_flush(struct sroce_dev *sdev, struct sroce_env_batch *b);
 struct sroce_dev *sroce_path_dev(const struct sroce_env_path *path);
-struct net_device *sroce_path_netdev(const struct sroce_env_path *path);
+unsigned int sroce_path_headroom(const struct sroce_env_path *path);
 /* A held, valid route of the path (re-resolved when the cached one is
  * obsolete) and the namespace to send in; NULL when there is none. BH
  * disabled. */

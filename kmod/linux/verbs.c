@@ -141,6 +141,7 @@ static int sroce_enable_driver(struct ib_device *ibdev)
 {
 	/* Netdev events before registration completed were not delivered. */
 	sroce_dev_sync_port(to_sdev(ibdev));
+	sroce_dev_sync_netdev(to_sdev(ibdev));
 	sroce_debugfs_add_dev(to_sdev(ibdev));
 	return 0;
 }

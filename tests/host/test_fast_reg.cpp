@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "ib_enums.h"
+#include "mw_fixture.h"
 #include "transport_fixture.h"
 
 using namespace tfx;
@@ -237,11 +238,13 @@ TEST_CASE("fast reg: refused REG_MR and LOCAL_INV fail with LOC_QP_OP_ERR", "[fa
 	for (Case k : {Case{"a key byte of another index", 0}, Case{"longer than the staged pages", 1},
 		       Case{"while registered", 2}, Case{"remote write without local write", 3},
 		       Case{"a page-list MR", 4}, Case{"LOCAL_INV of a page-list MR", 5},
-		       Case{"LOCAL_INV of a stale key", 6}, Case{"nothing staged", 7}}) {
+		       Case{"LOCAL_INV of a stale key", 6}, Case{"nothing staged", 7},
+		       Case{"an index that holds a window", 8}}) {
 		DYNAMIC_SECTION(k.name) {
 			Pair p;
 			Buffer &plain = p.f.buffer(p.b, page, rw);
 			FastMr m(p.b, 4, 2);
+			mwfx::Window win(p.b, 2); // allocated, not bound: no MR at its index
 			if (k.kind != 7)
 				REQUIRE(m.stage({0, 1}, 0, 2 * page) == 0);
 			unsigned int key = next_key(m.key());
@@ -257,6 +260,10 @@ TEST_CASE("fast reg: refused REG_MR and LOCAL_INV fail with LOC_QP_OP_ERR", "[fa
 			case 4: w.reg.mr_lkey = p.f.lkey(plain); w.reg.new_key = next_key(p.f.lkey(plain)); break;
 			case 5: w = local_inv(1, p.f.lkey(plain)); break;
 			case 6: w = local_inv(1, next_key(key)); break;
+			case 8:
+				w.reg.mr_lkey = win.key();
+				w.reg.new_key = next_key(win.key());
+				break;
 			default: break;
 			}
 			sroce_cqe c = complete_one(p.f, p.qb, w);

@@ -203,7 +203,7 @@ TEST_CASE("mw: refused binds fail with MW_BIND_ERR and bind nothing", "[mw][host
 		       Case{"beyond the MR", 2}, Case{"an MR without MW_BIND", 3},
 		       Case{"remote write on an MR without local write", 4}, Case{"a type 2 window still bound", 5},
 		       Case{"a type 2 window with length 0", 6}, Case{"a stale MR key", 7}, Case{"no window there", 8},
-		       Case{"unknown access bits", 9}}) {
+		       Case{"unknown access bits", 9}, Case{"a zero-based type 1 window (IBTA o10-36.2.2, as rxe)", 10}}) {
 		DYNAMIC_SECTION(k.name) {
 			Pair p;
 			Window w2(p.b, 2), w1(p.b, 1);
@@ -224,6 +224,10 @@ TEST_CASE("mw: refused binds fail with MW_BIND_ERR and bind nothing", "[mw][host
 			case 6: b.reg.length = 0; break;
 			case 7: b.reg.mr_lkey = next_key(p.f.lkey(p.mr)); break;
 			case 8: b.reg.new_key = (p.f.lkey(p.mr) & ~0xffu) | 0x42; break; // an MR's index
+			case 10:
+				b = bind(1, next_key(w1.key()), p.f.lkey(p.mr), p.base, page,
+					 ib::access::remote_write | ib::access::zero_based, true);
+				break;
 			default: b.reg.access |= 1u << 12; break;
 			}
 			sroce_cqe c = complete_one(p.f, p.qb, b);

@@ -13,6 +13,9 @@
  *                                then expect the device to be gone: verbs
  *                                fail, a DEVICE_FATAL event arrives, cleanup
  *                                still succeeds
+ *   sroce_ctx ah DEV READY GIDX  an AH from GID GIDX to itself, touch READY,
+ *                                wait for SIGUSR1, then destroy it (the test
+ *                                deletes the GID's netdev meanwhile)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -138,6 +141,31 @@ static int mode_hold(struct ibv_context *ctx, const char *ready)
 	return failures;
 }
 
+static int mode_ah(struct ibv_context *ctx, const char *ready, int gidx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_ah_attr attr = {
+		.is_global = 1,
+		.grh = { .sgid_index = gidx, .hop_limit = 64 },
+		.port_num = 1,
+	};
+	struct ibv_ah *ah = NULL;
+
+	CHECK(pd != NULL, "alloc_pd");
+	CHECK(ibv_query_gid(ctx, 1, gidx, &attr.grh.dgid) == 0, "query_gid %d", gidx);
+	if (pd)
+		ah = ibv_create_ah(pd, &attr);
+	CHECK(ah != NULL, "create_ah on GID %d: %s", gidx, ah ? "ok" : strerror(errno));
+	signal(SIGUSR1, on_usr1);
+	touch(ready);
+	while (!go)
+		pause();
+	CHECK(!ah || ibv_destroy_ah(ah) == 0, "destroy_ah after its netdev went");
+	CHECK(!pd || ibv_dealloc_pd(pd) == 0, "dealloc_pd");
+	CHECK(ibv_close_device(ctx) == 0, "close_device");
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
@@ -145,7 +173,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s check|notsroce|open|events|hold DEV [READY]\n", argv[0]);
+		fprintf(stderr, "usage: %s check|notsroce|open|events|hold|ah DEV [READY [GIDX]]\n", argv[0]);
 		return 2;
 	}
 	errno = 0;
@@ -166,6 +194,8 @@ int main(int argc, char **argv)
 		mode_events(ctx, argv[3]);
 	} else if (strcmp(argv[1], "hold") == 0 && argc == 4) {
 		return mode_hold(ctx, argv[3]) ? 1 : 0;
+	} else if (strcmp(argv[1], "ah") == 0 && argc == 5) {
+		return mode_ah(ctx, argv[3], atoi(argv[4])) ? 1 : 0;
 	} else {
 		fprintf(stderr, "unknown mode %s\n", argv[1]);
 		return 2;

@@ -46,7 +46,10 @@ enum srocedv_intf_flags {
 /* Family flags of SROCEDV_INTF_QP_RDMA and SROCEDV_INTF_QP_MSG. The
  * function groups say which entries the table fills (the others are NULL);
  * with none of them, the groups the QP type allows. Asking for a group the
- * QP cannot use is refused at query time. */
+ * QP cannot use is refused at query time. A QP with no gather entry
+ * (max_send_sge 0) and inline room sends inline only: its send groups fill
+ * the inline functions and flush, the entries taking an lkey are NULL, and
+ * READ is refused. */
 enum srocedv_qp_family_flags {
 	SROCEDV_QP_OPS_UNSIGNALED = 1 << 0, /* no IBV_SEND_SIGNALED (the QP's sq_sig_all decides) */
 	SROCEDV_QP_OPS_FENCE = 1 << 1,      /* every WR with IBV_SEND_FENCE */
@@ -63,25 +66,27 @@ struct srocedv_query_intf_params {
 	uint32_t flags;              /* enum srocedv_intf_flags */
 	enum srocedv_intf_family intf;
 	int intf_version;            /* SROCEDV_INTF_VERSION */
-	void *obj;                   /* the QP, CQ or SRQ, as the family says */
+	void *obj;                   /* the QP, CQ, SRQ or WQ, as the family says */
 	void *family_params;         /* none defined: NULL */
-	uint32_t family_flags;       /* enum srocedv_qp_family_flags; CQ, SRQ: 0 */
+	uint32_t family_flags;       /* enum srocedv_qp_family_flags; CQ, SRQ, WQ: 0 */
 };
 
 /*
  * srocedv_query_intf - the family's table for params->obj, or NULL with
  * errno: EOPNOTSUPP for a context that is not sroce's, an unknown family,
  * version, comp_mask or family_params; EINVAL for a NULL argument, unknown
- * flags, a group the QP's type or queues cannot take (READ on UC or UD,
- * SENDTO on RC or UC, SEND on UD, RECV with an SRQ, a send group on an XRC
- * target), an object in the wrong state (send groups before RTS, RECV in
- * RESET), a formatted CQ with no format set, an SRQ with no scatter entry;
- * EBUSY when the QP holds tables
+ * flags, a group the QP's type or queues cannot take (READ on UC or UD or
+ * without a gather entry, SENDTO on RC or UC, SEND on UD, RECV with an SRQ,
+ * a send group on an XRC target or on a send queue with neither gather
+ * entries nor inline room), an object in the wrong state (send groups
+ * before RTS, RECV in RESET), a formatted CQ with no format set, an SRQ
+ * with no scatter entry; EBUSY when the QP holds tables
  * of this family with other FENCE or SOLICITED flags (signalling and
  * locking are each table's own: signalled and unsignalled tables of one
- * QP may be held at once). Release it with srocedv_release_intf;
- * while any is held, ibv_destroy_qp, ibv_destroy_cq and ibv_destroy_srq
- * fail with EBUSY.
+ * QP may be held at once), or while the object is being destroyed (its
+ * destroy found no table held and has not returned). Release it with
+ * srocedv_release_intf; while any is held, ibv_destroy_qp, ibv_destroy_cq,
+ * ibv_destroy_srq and ibv_destroy_wq fail with EBUSY.
  */
 void *srocedv_query_intf(struct ibv_context *context, struct srocedv_query_intf_params *params);
 /* 0, or EINVAL for a NULL or unknown table (released already, or not from

@@ -16,6 +16,12 @@
  *    is held (a signalled and an unsignalled table of one QP are fine, and
  *    post as ibv_post_send with and without IBV_SEND_SIGNALED); release of
  *    an unknown table is EINVAL.
+ * 5. An inline-only QP (max_send_sge 0, inline room) gets its send groups:
+ *    the inline functions write what ibv_post_send with IBV_SEND_INLINE
+ *    writes, those taking a gather entry are NULL, and READ is refused.
+ * 6. A query in destroy's window (its check passed, the QP not yet freed)
+ *    is refused with EBUSY and takes no table; a destroy the kernel
+ *    refuses leaves the QP to queries again.
  *
  * The formatted CQ: test_intf_cq.c; two posting threads: test_intf_threads.c.
  */
@@ -42,6 +48,22 @@ static int doorbells(void)
 	while ((r = read(db_pipe[0], buf, sizeof(buf))) > 0)
 		n += (int)(r / (ssize_t)sizeof(struct ibv_post_send));
 	return n;
+}
+
+/* Destroy's kernel command, in place of libibverbs' (this executable's
+ * definition wins): it runs in destroy's window, after the check that no
+ * table is held and before the free, so it queries the QP there, then
+ * answers destroy_err. */
+static int destroy_err;
+static const void *raced;
+static int raced_errno;
+
+int ibv_cmd_destroy_qp(struct ibv_qp *qp)
+{
+	errno = 0;
+	raced = query(qp, SROCEDV_INTF_QP_MSG, 0, 0);
+	raced_errno = errno;
+	return destroy_err;
 }
 
 /* The bytes of a WQE that mean something (header and its SGEs or inline
@@ -413,6 +435,81 @@ static void test_query_checks(void)
 	free(bogus);
 }
 
+/* 5: an inline-only QP posts IBV_SEND_INLINE WRs through ibv_post_send;
+ * its tables post them too, and hold nothing that writes a gather entry. */
+static void test_inline_only(void)
+{
+	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	static const enum fn connected[] = { WRITE_INLINE, SEND_INLINE, SEND_INLINE_PENDING };
+	static struct fake_qp_rq q, ref;
+	struct sroce_ah ah = { .handle = 0x4321 };
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		bool ud = types[t] == IBV_QPT_UD;
+		const struct srocedv_qp_ops_rdma *rdma = NULL;
+		const struct srocedv_qp_ops_msg *msg;
+
+		qp_init(&q, types[t]);
+		qp_init(&ref, types[t]);
+		q.f.qp.max_send_sge = ref.f.qp.max_send_sge = 0;
+		ah.ibv_ah.context = &sctx.vctx.context;
+		msg = query(ibqp_of(&q), SROCEDV_INTF_QP_MSG, 0, 0);
+		CHECK(msg && msg->recv && msg->flush && !msg->send && !msg->send_imm && !msg->send_pending &&
+		      !msg->sendto && !msg->sendto_imm);
+		CHECK(msg && (ud ? msg->sendto_inline && !msg->send_inline
+				 : msg->send_inline && msg->send_inline_pending && !msg->sendto_inline));
+		if (!ud) {
+			CHECK(query(ibqp_of(&q), SROCEDV_INTF_QP_RDMA, 0, SROCEDV_QP_OPS_READ) == NULL &&
+			      errno == EINVAL);
+			rdma = query(ibqp_of(&q), SROCEDV_INTF_QP_RDMA, 0, 0);
+			CHECK(rdma && rdma->write_inline && rdma->flush && !rdma->read && !rdma->write &&
+			      !rdma->write_imm && !rdma->write_pending);
+		}
+		if (!msg || (!ud && !rdma))
+			return;
+		for (int i = 0; i < (2 << LOG_ENTRIES); i++) {
+			enum fn fn = ud ? SENDTO_INLINE : connected[rnd() % 3];
+
+			same_wqe(&q, &ref, rdma, msg, fn, IBV_SEND_SIGNALED, &ah.ibv_ah);
+			if (fn == SEND_INLINE_PENDING)
+				CHECK(msg->flush(ibqp_of(&q)) == 0);
+			CHECK(q.f.hdr.producer == q.f.qp.sq.idx);
+			consume_all(&q.f);
+			consume_all(&ref.f);
+		}
+		if (rdma)
+			CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)rdma) == 0);
+		CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+	}
+	/* No gather entry and no inline room: no send group. */
+	qp_init(&q, IBV_QPT_RC);
+	q.f.qp.max_send_sge = 0;
+	q.f.qp.max_inline = 0;
+	CHECK(query(ibqp_of(&q), SROCEDV_INTF_QP_MSG, 0, SROCEDV_QP_OPS_SEND) == NULL && errno == EINVAL);
+	CHECK(query(ibqp_of(&q), SROCEDV_INTF_QP_RDMA, 0, 0) == NULL && errno == EINVAL);
+}
+
+/* 6: destroy racing a query. */
+static void test_destroy_race(void)
+{
+	struct fake_qp *f = malloc(sizeof(*f)); /* destroy frees it */
+	const struct srocedv_qp_ops_msg *msg;
+
+	fake_qp_init(f, IBV_QPT_RC, 0); /* no ring mapped: destroy unmaps nothing */
+	destroy_err = EIO;
+	CHECK(sroce_destroy_qp(&f->qp.vqp.qp) == EIO);
+	CHECK(raced == NULL && raced_errno == EBUSY);
+	if (raced)
+		srocedv_release_intf(&sctx.vctx.context, (void *)raced);
+	/* Refused by the kernel: the QP lives on, and takes tables again. */
+	msg = query(&f->qp.vqp.qp, SROCEDV_INTF_QP_MSG, 0, 0);
+	CHECK(msg && srocedv_release_intf(&sctx.vctx.context, (void *)msg) == 0);
+	destroy_err = 0;
+	CHECK(sroce_destroy_qp(&f->qp.vqp.qp) == 0);
+	/* Freed: no table of it may be live. */
+	CHECK(raced == NULL && raced_errno == EBUSY);
+}
+
 int main(void)
 {
 	CHECK(pipe2(db_pipe, O_NONBLOCK) == 0);
@@ -423,6 +520,8 @@ int main(void)
 	test_pending_and_doorbells();
 	test_recv_repost();
 	test_query_checks();
+	test_inline_only();
+	test_destroy_race();
 	printf("provider intf: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

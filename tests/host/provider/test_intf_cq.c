@@ -14,6 +14,9 @@
  * 3. srocedv_modify_cq: a format needs BASE, no unknown bit, TS only with
  *    timestamps, MP_WR only with SROCEDV_WC_EX_WITH_MP_WR; no new format (EBUSY), no destroy (EBUSY) while a table
  *    is held; the query needs a format first.
+ * 4. A query in destroy's window (its check passed, the CQ not yet freed)
+ *    is refused with EBUSY and takes no table; a destroy the kernel
+ *    refuses leaves the CQ to queries again.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +43,22 @@ static void cq_init(struct fake_cq *f, uint64_t wc_flags)
 	f->cq.ring.stride = sizeof(struct sroce_cqe);
 	f->cq.wc_flags = wc_flags;
 	sroce_spin_init(&f->cq.ring.lock);
+}
+
+/* Destroy's kernel command, in place of libibverbs' (this executable's
+ * definition wins): it runs in destroy's window, after the check that no
+ * table is held and before the free, so it queries the CQ there, then
+ * answers destroy_err. */
+static int destroy_err;
+static const void *raced;
+static int raced_errno;
+
+int ibv_cmd_destroy_cq(struct ibv_cq *cq)
+{
+	errno = 0;
+	raced = query(cq, SROCEDV_INTF_CQ_FORMATTED, 0, 0);
+	raced_errno = errno;
+	return destroy_err;
 }
 
 static void produce(struct fake_cq *f, uint8_t status)
@@ -255,11 +274,35 @@ static void test_cq_checks(void)
 	CHECK(query(&cq.cq.vcq.cq, SROCEDV_INTF_CQ_FORMATTED, 0, 1) == NULL && errno == EINVAL);
 }
 
+/* 4: destroy racing a query. */
+static void test_destroy_race(void)
+{
+	struct fake_cq *f = malloc(sizeof(*f)); /* destroy frees it */
+	struct srocedv_cq_attr attr = { .format_mask = SROCEDV_WC_BASE };
+	const struct srocedv_cq_formatted_ops *ops;
+
+	cq_init(f, 0); /* no ring mapped: destroy unmaps nothing */
+	CHECK(srocedv_modify_cq(&f->cq.vcq.cq, &attr, SROCEDV_CQ_FORMAT_MASK) == 0);
+	destroy_err = EIO;
+	CHECK(sroce_destroy_cq(&f->cq.vcq.cq) == EIO);
+	CHECK(raced == NULL && raced_errno == EBUSY);
+	if (raced)
+		srocedv_release_intf(&sctx.vctx.context, (void *)raced);
+	/* Refused by the kernel: the CQ lives on, and takes tables again. */
+	ops = query(&f->cq.vcq.cq, SROCEDV_INTF_CQ_FORMATTED, 0, 0);
+	CHECK(ops && srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
+	destroy_err = 0;
+	CHECK(sroce_destroy_cq(&f->cq.vcq.cq) == 0);
+	/* Freed: no table of it may be live. */
+	CHECK(raced == NULL && raced_errno == EBUSY);
+}
+
 int main(void)
 {
 	test_format_layout();
 	test_formatted();
 	test_cq_checks();
+	test_destroy_race();
 	printf("provider intf_cq: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -10,6 +10,9 @@
  * 3. The query's checks: family flags, another context, an SRQ without a
  *    scatter entry, version; ibv_destroy_srq is EBUSY while a table is
  *    held, and no longer once it is released.
+ * 4. A query in destroy's window (its check passed, the SRQ not yet freed)
+ *    is refused with EBUSY and takes no table; a destroy the kernel
+ *    refuses leaves the SRQ to queries again.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +45,22 @@ static void srq_init(struct fake_srq *f, enum ibv_srq_type type)
 static struct ibv_srq *ibsrq_of(struct fake_srq *f)
 {
 	return &f->srq.vsrq.srq;
+}
+
+/* Destroy's kernel command, in place of libibverbs' (this executable's
+ * definition wins): it runs in destroy's window, after the check that no
+ * table is held and before the free, so it queries the SRQ there, then
+ * answers destroy_err. */
+static int destroy_err;
+static const void *raced;
+static int raced_errno;
+
+int ibv_cmd_destroy_srq(struct ibv_srq *srq)
+{
+	errno = 0;
+	raced = query(srq, SROCEDV_INTF_SRQ_RECV, 0, 0);
+	raced_errno = errno;
+	return destroy_err;
 }
 
 static int srq_recv(void *obj, const void *ops, uint64_t addr, uint32_t length, uint32_t lkey, uint64_t wr_id)
@@ -128,8 +147,30 @@ static void test_query_checks(void)
 	CHECK(sroce_destroy_srq(ibsrq_of(&f)) == EBUSY);
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops2) == 0);
 	CHECK(srocedv_release_intf(&sctx.vctx.context, (void *)ops2) == EINVAL);
-	/* Released: destroy's check passes (its command needs a device). */
-	CHECK(f.srq.intf_refs == 0 && sroce_intf_srq_busy(&f.srq) == 0);
+	/* Released: destroy goes ahead (test_destroy_race). */
+	CHECK(f.srq.intf_refs == 0);
+}
+
+/* 4: destroy racing a query. */
+static void test_destroy_race(void)
+{
+	struct fake_srq *f = malloc(sizeof(*f)); /* destroy frees it */
+	const struct srocedv_srq_ops *ops;
+
+	srq_init(f, IBV_SRQT_BASIC);
+	f->srq.ring.map = NULL; /* the ring is the test's: nothing to unmap */
+	destroy_err = EIO;
+	CHECK(sroce_destroy_srq(ibsrq_of(f)) == EIO);
+	CHECK(raced == NULL && raced_errno == EBUSY);
+	if (raced)
+		srocedv_release_intf(&sctx.vctx.context, (void *)raced);
+	/* Refused by the kernel: the SRQ lives on, and takes tables again. */
+	ops = query(ibsrq_of(f), SROCEDV_INTF_SRQ_RECV, 0, 0);
+	CHECK(ops && srocedv_release_intf(&sctx.vctx.context, (void *)ops) == 0);
+	destroy_err = 0;
+	CHECK(sroce_destroy_srq(ibsrq_of(f)) == 0);
+	/* Freed: no table of it may be live. */
+	CHECK(raced == NULL && raced_errno == EBUSY);
 }
 
 int main(void)
@@ -139,6 +180,7 @@ int main(void)
 	test_recv_repost(IBV_SRQT_BASIC, SROCEDV_INTF_FLAG_SINGLE_THREADED);
 	test_recv_repost(IBV_SRQT_XRC, 0);
 	test_query_checks();
+	test_destroy_race();
 	printf("provider intf_srq: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
