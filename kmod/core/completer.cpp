@@ -359,15 +359,21 @@ void Qp::flush_locked(sroce_env_batch *b) {
 	for (u32 i = 0; i < param::max_qp_rd_atom; i++)
 		resp_.res[i].pending = false;
 	resp_.ack_deferred = false;
-	if (recvq_.valid && resp_.in_message) {
-		// A message half received: its WQE is flushed too.
+	if (recvq_.valid) {
+		// A message half received (or lost mid-way, UC): its WQE is
+		// flushed too.
 		post_recv_cqe_locked(recv_status_cqe(recvq_.wqe.wr_id, ib::wc_wr_flush_err), false, b);
 	}
 	recvq_.valid = resp_.in_message = false;
 	recvq_.xrc_srq = nullptr;
 	if (recvq_.srq) {
-		if (!dead_)
+		// Once per entry into error: a flush runs at every doorbell or
+		// poller pass of a QP in error, and each event is an allocation
+		// in uverbs that only the owner's reads free (an unprivileged
+		// owner rewriting its producer flooded the host's memory).
+		if (!dead_ && !comp_.last_wqe_raised)
 			sroce_env_event(b, owner_, ib::ev_qp_last_wqe_reached);
+		comp_.last_wqe_raised = true;
 		return;
 	}
 	if (!recvq_.rq.valid()) // XRC: no receive queue of its own

@@ -171,8 +171,8 @@ struct CompleterState {
 	u32 rnr_left = 0;
 	bool rnr_wait = false;       // holding off after an RNR NAK
 	bool sq_draining = false;    // in SQD, WQEs begun before it not all completed
-	// A later response made us ask again for the READ/ATOMIC we wait for:
-	// the rest of that burst must not, only the next probe's answer.
+	bool last_wqe_raised = false; // QP_LAST_WQE_REACHED: once per error, not per flush
+	// Asked again for the READ/ATOMIC we wait for: not again this burst.
 	bool resp_gap_retried = false;
 	u32 resp_gap_probes = 0;     // tail-loss probes sent before that
 	// A READ response gap at read_gap_psn was asked for again: further

@@ -219,7 +219,10 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	bool first = pi.flags & ib::op_first, last = pi.flags & ib::op_last;
 	if (first) {
-		int t = take_recv_locked(b);
+		// A UC message lost mid-way (a gap, a lost LAST) leaves its WQE
+		// taken: the next message uses it, as rxe does. Taking another
+		// lost that one for good.
+		int t = recvq_.valid ? 0 : take_recv_locked(b);
 		if (t == 1) {
 			rnr_locked(rx, first, b);
 			return; // epsn unchanged: the requester retries this packet

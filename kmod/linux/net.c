@@ -117,8 +117,17 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	struct sroce_env_batch b;
 	struct sroce_dev *sdev;
 
-	if (skb->dev->flags & IFF_LOOPBACK) {
+	/* A broadcast or multicast datagram this host sent comes back on the
+	 * real netdev as PACKET_LOOPBACK: a local user's, as on lo (it reached
+	 * QP1 and UD QPs). Other hosts' broadcast or multicast ones address no
+	 * device (sroce has no multicast). */
+	if ((skb->dev->flags & IFF_LOOPBACK) || skb->pkt_type == PACKET_LOOPBACK) {
 		sroce_rx_loopback_drop(skb);
+		return 0;
+	}
+	if (skb->pkt_type != PACKET_HOST) {
+		atomic_long_inc(&sroce_rx_no_dev);
+		kfree_skb(skb);
 		return 0;
 	}
 	sdev = sroce_rx_dev(skb);

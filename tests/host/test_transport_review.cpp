@@ -7,6 +7,7 @@
 
 #include "ib_enums.h"
 #include "transport_fixture.h"
+#include "xrc_fixture.h"
 
 using namespace tfx;
 namespace ib = sroce::ib;
@@ -524,4 +525,78 @@ TEST_CASE("completer: RTS->SQD raises SQ Drained once the WQEs begun before it c
 			CHECK(drained() == 2 * notify);
 		}
 	}
+}
+
+// Review of 2026-12-03: every flush of a QP in error (each doorbell or
+// poller pass) raised QP_LAST_WQE_REACHED again for a QP with an SRQ; in
+// uverbs each is an allocation only the owner's reads free.
+TEST_CASE("completer: QP_LAST_WQE_REACHED is raised once per entry into error", "[transport][review][srq]") {
+	Fixture f(70);
+	Node &a = f.node(0), &b = f.node(1);
+	xrcfx::TestSrq s(b.dev, b.pd, nullptr);
+	Qp &qa = f.qp(a, ib::qpt_rc), &qb = f.qp_mp(b, ib::qpt_rc, 0, 0, 256, s.srq);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &lb = f.buffer(b, 4096, all_access);
+	auto raised = [&] {
+		int n = 0;
+		for (int e : f.sim().events_for(&qb.owner))
+			n += e == ib::ev_qp_last_wqe_reached;
+		return n;
+	};
+	REQUIRE(f.modify_state(qb, ib::qps_err) == 0);
+	f.sim().run_for(1000);
+	CHECK(raised() == 1);
+	// Each post to a QP in error flushes it again.
+	for (int i = 0; i < 50; i++)
+		REQUIRE(f.post_send(qb, wqe(100 + i, ib::wr_send, 1), {sge_of(f, b, lb, 0, 64)}) == 0);
+	f.sim().run_for(1000000);
+	CHECK(f.poll(b).size() == 50);
+	CHECK(raised() == 1);
+	// A new life (RESET, then error again) raises it again.
+	REQUIRE(f.modify_state(qb, ib::qps_reset) == 0);
+	REQUIRE(f.modify_state(qb, ib::qps_err) == 0);
+	f.sim().run_for(1000);
+	CHECK(raised() == 2);
+}
+
+// Review of 2026-12-03: a UC message lost mid-way (here its LAST) left its
+// receive WQE taken, and the next message took another: the first never
+// completed, not even flushed.
+TEST_CASE("responder: a UC message lost mid-way leaves its receive WQE to the next message",
+	  "[transport][review][uc]") {
+	Fixture f(71);
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa = f.qp(a, ib::qpt_uc), &qb = f.qp(b, ib::qpt_uc);
+	f.connect(qa, qb, ib::mtu_1024);
+	Buffer &la = f.buffer(a, 4096, all_access);
+	Buffer &rb = f.buffer(b, 8192, all_access);
+	REQUIRE(f.post_recv(qb, 7, {sge_of(f, b, rb, 0, 4096)}) == 0);
+	REQUIRE(f.post_recv(qb, 8, {sge_of(f, b, rb, 4096, 4096)}) == 0);
+	const unsigned int bth_at = 28;
+	bool dropped = false;
+	f.sim().set_filter([&](const sim::WirePacket &p) {
+		if (dropped || p.from != a.id || p.len <= bth_at || p.data[bth_at] != (ib::op::uc | ib::op::send_last))
+			return true;
+		dropped = true;
+		return false;
+	});
+	REQUIRE(f.post_send(qa, wqe(1, ib::wr_send, 1), {sge_of(f, a, la, 0, 2000)}) == 0);
+	for (int i = 0; i < 100000 && !dropped; i++)
+		f.sim().run_for(1000);
+	REQUIRE(dropped);
+	REQUIRE(f.post_send(qa, wqe(2, ib::wr_send, 1), {sge_of(f, a, la, 100, 16)}) == 0);
+	std::vector<sroce_cqe> cb;
+	REQUIRE(f.wait_cqes(b, 1, cb));
+	CHECK(cb[0].wr_id == 7);
+	CHECK(cb[0].status == ib::wc_success);
+	CHECK(cb[0].byte_len == 16);
+	CHECK(std::memcmp(rb.data, la.data + 100, 16) == 0);
+	// The other WQE is still posted: the error state flushes it.
+	REQUIRE(f.modify_state(qb, ib::qps_err) == 0);
+	cb.clear();
+	REQUIRE(f.wait_cqes(b, 1, cb));
+	CHECK(cb[0].wr_id == 8);
+	CHECK(cb[0].status == ib::wc_wr_flush_err);
+	f.sim().run_for(1000000);
+	CHECK(f.poll(b).empty());
 }

@@ -9,7 +9,9 @@
 # and counted (rx_loopback) and the QP's expected PSN must not move.
 # Then sroce's own same-host traffic still works: ibv_rc_pingpong --chk and
 # rping between two QPs of one device in one namespace, IPv4 and IPv6, all
-# through the device's local queue (tx_local/rx_local), none dropped.
+# through the device's local queue (tx_local/rx_local), none dropped. A
+# local user's UD SEND to the broadcast and a multicast address (looped
+# back on the netdev, not lo) is dropped too.
 # vm-timeout: 300
 . "$(dirname "$0")/lib.sh"
 
@@ -90,6 +92,19 @@ victim() {
 }
 victim 10.0.89.1 "$g4" 127.0.0.1
 victim fd00:89::1 "$g6" ::1
+
+# A datagram to a broadcast or multicast address loops back on the real
+# netdev (PACKET_LOOPBACK), not lo: it reached QP1 (the connection
+# manager's MADs) and UD QPs, which check no destination address.
+for to in 10.0.89.255 224.0.0.1; do
+	r0=$(cnt sroce1 rx_core_pkts)
+	m0=$(mcnt rx_loopback)
+	check "uid 65534 sends a UD SEND to QP1 with the GSI Q_Key, to $to" \
+		ip netns exec h1 "${FORGE[@]}" send 10.0.89.1 "$to" 1 0 ud qkey=0x80010000
+	sleep 1
+	check "$to: the core never saw it (rx_core_pkts unchanged)" test "$(cnt sroce1 rx_core_pkts)" = "$r0"
+	check "$to: dropped, counted module-wide as rx_loopback" test "$(mcnt rx_loopback)" -ge $((m0 + 1))
+done
 
 # sroce's own same-host traffic: two QPs of sroce1 talking through its own
 # GID, and rdma_cm to its own address.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Forged RoCEv2 RC packets with a correct ICRC, from a plain UDP socket (no
+"""Forged RoCEv2 packets with a correct ICRC, from a plain UDP socket (no
 privilege needed): tests/vm/89-loopback-trust.sh and 83-offpath.sh.
 
   roce_forge.py exchange TCP_ADDR TCP_PORT GID_ADDR
@@ -10,6 +10,9 @@ privilege needed): tests/vm/89-loopback-trust.sh and 83-offpath.sh.
       sends one packet from SRC (bound, any port) to DST:4791, KIND one of
         send   RC SEND_ONLY, AckReq, 64 bytes of 0xee
         write  RC RDMA WRITE_ONLY, AckReq, 64 bytes of 0xee (va=, rkey=)
+        ud     UD SEND_ONLY, 64 bytes of 0xee (qkey=, default 0x11111111;
+               srcqp=, default 1); DST may be a broadcast or multicast
+               address
         read   RC RDMA READ request (va=, rkey=, len=)
         ack    RC ACKNOWLEDGE (AETH ACK, msn=)
         nak    RC ACKNOWLEDGE with a NAK syndrome (syn=, default 0x60)
@@ -71,6 +74,9 @@ def build(kind, qpn, psn, kv):
         return bth(0x0A, qpn, psn, pkey, True) + reth(int(kv["va"], 0), int(kv["rkey"], 0), len(data)) + data
     if kind == "read":
         return bth(0x0C, qpn, psn, pkey, True) + reth(int(kv["va"], 0), int(kv["rkey"], 0), int(kv.get("len", "64"), 0))
+    if kind == "ud":  # UD SEND_ONLY: BTH, DETH (Q_Key, source QP)
+        deth = struct.pack(">II", int(kv.get("qkey", "0x11111111"), 0), int(kv.get("srcqp", "1"), 0) & 0xFFFFFF)
+        return bth(0x64, qpn, psn, pkey) + deth + data
     if kind == "ack":
         return bth(0x11, qpn, psn, pkey) + aeth(0x1F, int(kv.get("msn", "0"), 0))
     if kind == "nak":
@@ -84,6 +90,7 @@ def send(src, dst, qpn, psn, kind, kv):
     s.bind((src, 0))
     if fam == socket.AF_INET:
         s.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF, IP ID 0
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)  # any user may
     ib = build(kind, qpn, psn, kv)
     s.sendto(ib + icrc(src, dst, s.getsockname()[1], ib), (dst, ROCE_PORT))
     s.close()
