@@ -332,7 +332,9 @@ void Qp::complete_done_locked(sroce_env_batch *b) {
 
 // Completes every WQE in both queues with WR_FLUSH_ERR (IBTA 10.3.1 error
 // state). Send WQEs still in the ring are fetched first (unvalidated: only
-// wr_id is used).
+// wr_id is used). After the first WQE in error every one is flushed: a
+// local operation the requester executed ahead (done, not yet completed
+// behind an unanswered WQE) too, executed or not, as rxe flushes its SQ.
 void Qp::flush_locked(sroce_env_batch *b) {
 	keys_.drop_all();
 	// A pending retry timer finds nothing outstanding and does nothing.
@@ -341,6 +343,7 @@ void Qp::flush_locked(sroce_env_batch *b) {
 		auto p = sq_.producer(comp_.sq_done, req_.sq_fetched); // never behind what was fetched
 		if (!p.is_error())
 			prod = p.value();
+		bool failed = false;
 		for (u32 i = comp_.sq_done; i != prod; i++) {
 			SendWqe &w = swqe(i);
 			if (s32(i - req_.sq_fetched) >= 0) { // still in the ring: only wr_id is used
@@ -348,8 +351,9 @@ void Qp::flush_locked(sroce_env_batch *b) {
 				w.status = ib::wc_success;
 				w.done = false;
 			}
-			if (!w.done)
+			if (!w.done || (failed && w.status == ib::wc_success))
 				w.status = ib::wc_wr_flush_err;
+			failed |= w.status != ib::wc_success;
 			w.done = true;
 		}
 		req_.sq_fetched = req_.sq_next = prod;

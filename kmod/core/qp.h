@@ -398,7 +398,7 @@ private:
 	void execute_read_atomic_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool execute_atomic_write_locked(const RxPacket &rx, sroce_env_batch *b);
 	bool execute_flush_locked(const RxPacket &rx, sroce_env_batch *b);
-	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 error
+	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 QP in error
 	void send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b);
 	void nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b);
 	void reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b);

@@ -93,14 +93,15 @@ int Qp::take_recv_locked(sroce_env_batch *b) {
 	}
 	if (rc == -err::again)
 		return 1;
-	if (rc == -err::inval) {
-		// take consumed the malformed WQE (its owner rewrote the ring): it
-		// completes in error and the QP goes to ERR, as a WQ does.
+	// take consumed a malformed WQE (its owner rewrote the ring): it
+	// completes in error. That, a corrupt producer index or an SRQ in
+	// error puts the QP in error, whatever its type, as a WQ does.
+	if (rc == -err::inval)
 		post_recv_cqe_locked(recv_status_cqe(recvq_.wqe.wr_id, ib::wc_loc_qp_op_err), false, b);
+	if (rc) {
 		to_error_locked(b);
-	}
-	if (rc)
 		return rc;
+	}
 	recvq_.valid = true;
 	return 0;
 }
@@ -201,7 +202,7 @@ void Qp::ud_receive_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return; // IBTA 10.2.5: silently dropped
 	if (mp_receive_locked())
 		mp_ud_receive_locked(rx, b);
-	else if (take_recv_locked(b) == 0) { // else no receive posted: UD drops
+	else if (take_recv_locked(b) == 0) { // else none posted (UD drops), or in error
 		resp_.msg_imm_data = pi.hdr.immdt.imm;
 		finish_recv_locked(place_ud(*dev_, recvq_.wqe, pd_->pdn(), rx), grh_len + pi.payload_len, rx,
 				   pi.flags & ib::op_immdt, b);
@@ -223,14 +224,10 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 		// taken: the next message uses it, as rxe does. Taking another
 		// lost that one for good.
 		int t = recvq_.valid ? 0 : take_recv_locked(b);
-		if (t == 1) {
-			rnr_locked(rx, first, b);
-			return; // epsn unchanged: the requester retries this packet
-		}
-		if (t < 0) {
-			to_error_locked(b);
-			return;
-		}
+		if (t == 1)
+			rnr_locked(rx, first, b); // epsn unchanged: the requester retries this packet
+		if (t)
+			return; // < 0: the QP is in error
 		resp_.in_message = true;
 		resp_.recv_offset = 0;
 	}
@@ -297,14 +294,10 @@ void Qp::execute_write_locked(const RxPacket &rx, sroce_env_batch *b) {
 	bool mp = imm_last && mp_receive_locked();
 	if (imm_last && !recvq_.valid && !mp) {
 		int t = take_recv_locked(b);
-		if (t == 1) {
+		if (t == 1)
 			rnr_locked(rx, first, b);
-			return;
-		}
-		if (t < 0) {
-			to_error_locked(b);
-			return;
-		}
+		if (t)
+			return; // < 0: the QP is in error
 	}
 	if (u64(resp_.recv_offset) + pi.payload_len > resp_.write_len || (last && resp_.recv_offset + pi.payload_len != resp_.write_len)) {
 		reject_locked(ib::NakCode::invalid_request, rx, b);
