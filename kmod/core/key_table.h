@@ -46,11 +46,13 @@ public:
 	ktl::Result<u32> insert(Mr &mr, bool user);
 	// invalid -> valid (end of registration).
 	void enable(Mr &mr);
-	// valid -> invalid, for LOCAL_INV and SEND_WITH_INV: -EINVAL if key is
-	// not a current key or not one that may be invalidated (only
-	// fast-registration MRs; memory windows later), -EACCES if it belongs
-	// to another PD. Invalidating an invalid key succeeds, as on rxe.
-	ktl::Result<void> invalidate(u32 key, u32 pdn);
+	// valid -> invalid, for LOCAL_INV and SEND_WITH_INV on QP qpn: -EINVAL
+	// if key is not a current key or not one that may be invalidated (a
+	// fast-registration MR or a type 2 window), -EACCES if it belongs to
+	// another PD or is a type 2 window bound to another QP (2B: it is that
+	// QP's alone), -EBUSY for a window a bound layout includes.
+	// Invalidating an invalid key succeeds, as on rxe.
+	ktl::Result<void> invalidate(u32 key, u32 pdn, u32 qpn);
 	// IB_WR_REG_MR: invalid -> valid with a new key byte. The MR is found
 	// by the index of mr_key (its key byte may be the new one already:
 	// ib_update_fast_reg_key); new_key must have the same index. -EINVAL

@@ -9,10 +9,10 @@
 // invalidated by a zero-length bind. Type 2 is bound by an IBV_WR_BIND_MW
 // work request only while it is invalid, with the key byte the consumer
 // chose (ibv_inc_rkey); it belongs to the binding QP (type 2B: remote access
-// through another QP misses), and LOCAL_INV or a SEND with invalidate ends
-// the binding. A window is either VA-based (the remote address is the
-// MR's) or zero-based (IBV_ACCESS_ZERO_BASED: offsets from the window's
-// start).
+// through another QP misses), and LOCAL_INV or a SEND with invalidate on
+// that QP ends the binding (another QP's fails). A window is either
+// VA-based (the remote address is the MR's) or zero-based
+// (IBV_ACCESS_ZERO_BASED: offsets from the window's start).
 //
 // A window allocated with room for layout pieces (srocedv_alloc_mw_ex:
 // max_descriptors) can instead be bound to a layout (mw_layout.h, seed

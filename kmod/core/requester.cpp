@@ -403,7 +403,7 @@ bool Qp::execute_local_op_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	sroce_core_counter done = SROCE_CNT_FAST_REGS;
 	switch (q.opcode) {
 	case ib::wr_local_inv:
-		r = keys.invalidate(q.imm_or_inv, pd_->pdn());
+		r = keys.invalidate(q.imm_or_inv, pd_->pdn(), qpn_);
 		done = SROCE_CNT_LOCAL_INVS;
 		break;
 	case ib::wr_reg_mr:

@@ -1,0 +1,76 @@
+// A type 2 window is its QP's (type 2B, mw.h): another QP of its PD can
+// neither invalidate it (LOCAL_INV, a SEND with invalidate, also into a
+// multi-packet RQ) nor reach it.
+#include <catch2/catch.hpp>
+
+#include "mw_fixture.h"
+
+using namespace tfx;
+using namespace mwfx;
+namespace ib = sroce::ib;
+
+namespace {
+// Node b's MR and a type 2 window of it that qb1 binds; qa1-qb1 and
+// qa2-qb2 are two connections between the same nodes, the b ends in one PD.
+struct TwoQps {
+	Fixture f{97};
+	Node &a = f.node(0), &b = f.node(1);
+	Qp &qa1 = f.qp(a, ib::qpt_rc), &qb1 = f.qp(b, ib::qpt_rc);
+	Buffer &la = f.buffer(a, 4 * page, rw);
+	Buffer &mr = f.buffer(b, 4 * page, bindable);
+	uint64_t base = iova_of(b, mr);
+	Window w{b, 2};
+	unsigned int k = next_key(w.key());
+	TwoQps() {
+		f.connect(qa1, qb1, ib::mtu_1024);
+		sroce_wqe bw = bind(1, k, f.lkey(mr), base, 2 * page, ib::access::remote_write | ib::access::local_write,
+				    false);
+		REQUIRE(complete_one(f, qb1, bw).status == ib::wc_success);
+	}
+	// A second connection; its b end multi-packet (a buffer of 8 KiB) if asked.
+	std::pair<Qp *, Qp *> second(bool mp = false) {
+		Qp &qa2 = f.qp(a, ib::qpt_rc);
+		Qp &qb2 = mp ? f.qp_mp(b, ib::qpt_rc, 8192, 512) : f.qp(b, ib::qpt_rc);
+		f.connect(qa2, qb2, ib::mtu_1024);
+		return {&qa2, &qb2};
+	}
+	int write(Qp &q, uint64_t wr_id, unsigned int len = 64) {
+		return complete_one(f, q, rdma_wqe(wr_id, ib::wr_rdma_write, base + 16, k), {sge_of(f, a, la, 0, len)})
+			.status;
+	}
+};
+} // namespace
+
+TEST_CASE("mw qp: a SEND with invalidate on another QP of the PD leaves a type 2 window bound", "[mw][hostile]") {
+	for (int mp = 0; mp < 2; mp++) {
+		DYNAMIC_SECTION((mp ? "multi-packet RQ" : "plain RQ")) {
+			TwoQps t;
+			auto [qa2, qb2] = t.second(mp);
+			Buffer &dst = t.f.buffer(t.b, 8192, rw);
+			REQUIRE(t.f.post_recv(*qb2, 7, {sge_of(t.f, t.b, dst, 0, mp ? 8192 : 64)}) == 0);
+			// The invalid request NAK completes the sender in error.
+			sroce_cqe c = complete_one(t.f, *qa2, keyed(2, ib::wr_send_inv, t.k, 1), {sge_of(t.f, t.a, t.la, 0, 64)});
+			CHECK(c.status == ib::wc_rem_inv_req_err);
+			std::vector<sroce_cqe> cb;
+			REQUIRE(t.f.wait_cqes(t.b, 1, cb));
+			CHECK(cb[0].wr_id == 7);
+			CHECK(cb[0].status == ib::wc_rem_inv_req_err);
+			CHECK(device_counter(t.b, SROCE_CNT_REMOTE_INVS) == 0);
+			// Still bound, and still its QP's.
+			CHECK(t.write(t.qa1, 3) == ib::wc_success);
+			CHECK(std::memcmp(t.mr.data + 16, t.la.data, 64) == 0);
+		}
+	}
+}
+
+TEST_CASE("mw qp: LOCAL_INV of a type 2 window from another QP of the PD fails", "[mw][hostile]") {
+	TwoQps t;
+	auto qb2 = t.second().second;
+	sroce_cqe c = complete_one(t.f, *qb2, keyed(2, ib::wr_local_inv, t.k, 0));
+	CHECK(c.status == ib::wc_loc_qp_op_err);
+	CHECK(device_counter(t.b, SROCE_CNT_LOCAL_INVS) == 0);
+	CHECK(t.write(t.qa1, 3) == ib::wc_success);
+	// Its own QP still may.
+	REQUIRE(complete_one(t.f, t.qb1, keyed(4, ib::wr_local_inv, t.k, 0)).status == ib::wc_success);
+	CHECK(t.write(t.qa1, 5) == ib::wc_rem_access_err);
+}
