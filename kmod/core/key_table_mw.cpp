@@ -87,6 +87,10 @@ ktl::Result<void> MemoryKeyTable::resolve_layout_source(u32 kind, u32 key, u32 p
 	Mw &mw = *e->mw;
 	if (&mw == &self)
 		return Error::from_errno(err::loop);
+	// A type 2 window is reachable through its QP only (2B): a layout would
+	// pass it on to every QP its own key reaches.
+	if (mw.type_ == Mw::type2)
+		return Error::from_errno(err::inval);
 	if (mw.pdn() != pdn)
 		return Error::from_errno(err::acces);
 	// A window passes on no right it was not given.

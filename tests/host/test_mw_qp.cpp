@@ -1,6 +1,7 @@
 // A type 2 window is its QP's (type 2B, mw.h): another QP of its PD can
 // neither invalidate it (LOCAL_INV, a SEND with invalidate, also into a
-// multi-packet RQ) nor reach it.
+// multi-packet RQ) nor reach it through a layout window (no layout takes
+// it).
 #include <catch2/catch.hpp>
 
 #include "mw_fixture.h"
@@ -73,4 +74,24 @@ TEST_CASE("mw qp: LOCAL_INV of a type 2 window from another QP of the PD fails",
 	// Its own QP still may.
 	REQUIRE(complete_one(t.f, t.qb1, keyed(4, ib::wr_local_inv, t.k, 0)).status == ib::wc_success);
 	CHECK(t.write(t.qa1, 5) == ib::wc_rem_access_err);
+}
+
+TEST_CASE("mw qp: a layout cannot include a type 2 window", "[mw][layout][hostile]") {
+	// Else a layout window bound by qb2 would pass the window's memory on
+	// to qa2.
+	TwoQps t;
+	Qp &qb2 = *t.second().second;
+	for (unsigned int type : {1u, 2u}) {
+		Window lw(t.b, type, 16);
+		sroce_mw_layout_req req{0, SROCE_MW_LAYOUT_COMPOSITE, 1, ib::access::remote_write, 0};
+		sroce_mw_layout_entry e{t.base, 64, SROCE_MW_ENTRY_MW, t.k, 0, 0};
+		sroce_mw_layout_resp resp{};
+		CHECK(sroce_core_mw_stage_layout(lw.mw, &req, &e, nullptr, 0, &resp) == -EINVAL);
+		// An MR of the same memory is a member like any.
+		e = {t.base, 64, SROCE_MW_ENTRY_MR, t.f.lkey(t.mr), 0, 0};
+		REQUIRE(sroce_core_mw_stage_layout(lw.mw, &req, &e, nullptr, 0, &resp) == 0);
+		sroce_wqe bw = bind(1, next_key(lw.key()), 0, 0, 64, ib::access::remote_write, type == 1);
+		bw.reg.layout = resp.handle;
+		CHECK(complete_one(t.f, qb2, bw).status == ib::wc_success);
+	}
 }
