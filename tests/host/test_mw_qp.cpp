@@ -1,10 +1,12 @@
 // A type 2 window is its QP's (type 2B, mw.h): another QP of its PD can
 // neither invalidate it (LOCAL_INV, a SEND with invalidate, also into a
 // multi-packet RQ) nor reach it through a layout window (no layout takes
-// it).
+// it); and it ends with its QP, before a new QP may get that QP's number.
 #include <catch2/catch.hpp>
 
+#include "env_host.h"
 #include "mw_fixture.h"
+#include "param.h"
 
 using namespace tfx;
 using namespace mwfx;
@@ -40,6 +42,41 @@ struct TwoQps {
 			.status;
 	}
 };
+
+// Creates and destroys QPs on n until the next QP n makes gets number qpn:
+// QPNs are handed out next-fit, so that takes a round of the QPN space.
+void advance_qpn_to(Node &n, unsigned int qpn) {
+	unsigned int stride = sroce_core_wqe_stride(1, 0);
+	Ring sq, rq;
+	sq.mem = alloc_ring(1, 16384, stride, &sq.log_size);
+	rq.mem = alloc_ring(1, 16384, stride, &rq.log_size);
+	int owner = 0;
+	sroce_core_qp_init qi{};
+	qi.owner = &owner;
+	qi.qp_type = ib::qpt_rc;
+	qi.port = 1;
+	qi.pd = n.pd;
+	qi.send_cq = qi.recv_cq = n.cq;
+	qi.max_send_sge = qi.max_recv_sge = 1;
+	qi.sq_ring = sq.mem;
+	qi.sq_log_size = sq.log_size;
+	qi.rq_ring = rq.mem;
+	qi.rq_log_size = rq.log_size;
+	qi.sq_stride = qi.rq_stride = stride;
+	namespace param = sroce::param;
+	for (unsigned int i = 0; i < 2 * param::max_qp; i++) {
+		sroce_core_qp *q = nullptr;
+		if (sroce_core_qp_create(n.dev, &qi, &q) != 0)
+			FAIL("QP creation failed");
+		unsigned int got = sroce_core_qp_number(q);
+		sroce_core_qp_destroy(q);
+		if (i % 1024 == 0)
+			env_host::rcu_barrier();
+		if (got + 1 == qpn || (got == param::max_qp - 1 && qpn == param::first_qpn))
+			return;
+	}
+	FAIL("QPN " << qpn << " never came round");
+}
 } // namespace
 
 TEST_CASE("mw qp: a SEND with invalidate on another QP of the PD leaves a type 2 window bound", "[mw][hostile]") {
@@ -94,4 +131,27 @@ TEST_CASE("mw qp: a layout cannot include a type 2 window", "[mw][layout][hostil
 		bw.reg.layout = resp.handle;
 		CHECK(complete_one(t.f, qb2, bw).status == ib::wc_success);
 	}
+}
+
+TEST_CASE("mw qp: destroying its QP invalidates a type 2 window; a new QP with that number cannot reach it",
+	  "[mw][hostile]") {
+	TwoQps t;
+	unsigned int qpn = t.qb1.qpn;
+	std::vector<unsigned char> before(t.mr.data, t.mr.data + t.mr.len);
+	t.f.destroy_qp(t.qb1);
+	// Unbound: it holds the MR no more.
+	sroce_core_mr_view v{};
+	sroce_core_mr_snapshot(t.mr.mr, &v);
+	CHECK(v.windows == 0);
+	// A QP that gets the number again, connected to a peer that knows the key.
+	advance_qpn_to(t.b, qpn);
+	auto [qa3, qb3] = t.second();
+	REQUIRE(qb3->qpn == qpn);
+	CHECK(t.write(*qa3, 3) == ib::wc_rem_access_err);
+	CHECK(std::memcmp(before.data(), t.mr.data, t.mr.len) == 0);
+	// The window binds again, through any QP of its PD.
+	auto qb4 = t.second().second;
+	unsigned int k2 = next_key(t.k);
+	sroce_wqe bw = bind(4, k2, t.f.lkey(t.mr), t.base, page, ib::access::remote_write, false);
+	CHECK(complete_one(t.f, *qb4, bw).status == ib::wc_success);
 }
