@@ -112,7 +112,7 @@ void MemoryKeyTable::enable(Mr &mr) {
 	set_state(e, State::valid);
 }
 
-ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
+ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn, u32 qpn) {
 	ktl::RefPtr<Mr> unbound; // let go after the lock
 	ktl::RefPtr<MwLayout> unbound_layout;
 	ktl::Guard g(lock_);
@@ -123,7 +123,8 @@ ktl::Result<void> MemoryKeyTable::invalidate(u32 key, u32 pdn) {
 		// Type 1 windows are invalidated by a zero-length bind only.
 		if (e->mw->type_ != Mw::type2)
 			return Error::from_errno(err::inval);
-		if (e->mw->pdn() != pdn)
+		// A bound window is its QP's: another QP of the PD may not end it.
+		if (e->mw->pdn() != pdn || (e->state == State::valid && e->mw->qpn_ != qpn))
 			return Error::from_errno(err::acces);
 		if (e->mw->users_)
 			return Error::from_errno(err::busy);

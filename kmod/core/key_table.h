@@ -19,6 +19,7 @@
 // and address or a layout and offset, whose for_each_chunk walks either.
 #pragma once
 #include "id_alloc.h"
+#include "ktl/list.h"
 #include "ktl/lock.h"
 #include "ktl/refptr.h"
 
@@ -31,6 +32,21 @@ class MwLayout;
 
 struct KeyRef;
 struct LayoutSource;
+
+// A type 2 window's place among its QP's windows (QpWindows).
+struct QpWindowLink {
+	ktl::ListNode node;
+	Mw *mw = nullptr;
+};
+
+// The type 2 windows bound through one QP (qp.h): IBTA type 2B, they are
+// that QP's alone. Guarded by the key table's lock; close_qp_windows ends
+// them and closes the list before the QP's number is free.
+class QpWindows : ktl::NonCopyable {
+	friend class MemoryKeyTable;
+	ktl::List<QpWindowLink, &QpWindowLink::node> list_;
+	bool closed_ = false; // a bind through the QP fails from here on
+};
 
 class MemoryKeyTable : ktl::NonCopyable {
 public:
@@ -46,11 +62,13 @@ public:
 	ktl::Result<u32> insert(Mr &mr, bool user);
 	// invalid -> valid (end of registration).
 	void enable(Mr &mr);
-	// valid -> invalid, for LOCAL_INV and SEND_WITH_INV: -EINVAL if key is
-	// not a current key or not one that may be invalidated (only
-	// fast-registration MRs; memory windows later), -EACCES if it belongs
-	// to another PD. Invalidating an invalid key succeeds, as on rxe.
-	ktl::Result<void> invalidate(u32 key, u32 pdn);
+	// valid -> invalid, for LOCAL_INV and SEND_WITH_INV on QP qpn: -EINVAL
+	// if key is not a current key or not one that may be invalidated (a
+	// fast-registration MR or a type 2 window), -EACCES if it belongs to
+	// another PD or is a type 2 window bound to another QP (2B: it is that
+	// QP's alone), -EBUSY for a window a bound layout includes.
+	// Invalidating an invalid key succeeds, as on rxe.
+	ktl::Result<void> invalidate(u32 key, u32 pdn, u32 qpn);
 	// IB_WR_REG_MR: invalid -> valid with a new key byte. The MR is found
 	// by the index of mr_key (its key byte may be the new one already:
 	// ib_update_fast_reg_key); new_key must have the same index. -EINVAL
@@ -70,8 +88,9 @@ public:
 	ktl::Result<void> remove_mw(Mw &mw);
 	// A bind (IBV_WR_BIND_MW, or the ibv_bind_mw verb for type 1): the
 	// window at new_key's index gets new_key, a part of the MR mr_lkey
-	// names and rights. -EINVAL: no such window or MR, a window of the
-	// other type than `type1_verb` says, a type 2 window still bound, a
+	// names and rights; a type 2 window joins the QP's windows. -EINVAL:
+	// no such window or MR, a window of the other type than `type1_verb`
+	// says, a type 2 window still bound or the QP's windows closed, a
 	// key byte change where none is allowed, the range outside the MR, or
 	// rights beyond it (the MR needs MW_BIND, and remote write or atomic
 	// its local write); -EACCES: another PD; -EBUSY: a bound layout
@@ -88,10 +107,15 @@ public:
 		u32 access; // IB_ACCESS_REMOTE_*, ZERO_BASED, LOCAL_WRITE (the lkey)
 		u32 pdn;    // the QP's
 		u32 qpn;    // the QP's: a type 2 window is reachable through it only
+		QpWindows *qp_windows; // the QP's
 		bool type1_verb;
 		u32 layout;
 	};
 	ktl::Result<void> bind_mw(const Bind &b);
+	// The QP is going: its type 2 windows become invalid (unbound, as by
+	// LOCAL_INV), and no window joins w any more. Before its QP number is
+	// free, so a new QP given that number finds none of them bound to it.
+	void close_qp_windows(QpWindows &w);
 
 	// Layouts (mw_layout.h). resolve_layout_source: what an entry's key
 	// names, for a layout of `self` with rights `access` (MwLayout::compile's

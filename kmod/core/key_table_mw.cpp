@@ -18,6 +18,8 @@ void MemoryKeyTable::unbind_locked(Mw &mw, ktl::RefPtr<Mr> *mr, ktl::RefPtr<MwLa
 		mw.mr_->windows_.fetch_sub(1, ktl::MemoryOrder::relaxed);
 	if (mw.layout_)
 		mw.layout_->pin_locked(false);
+	if (mw.qp_link_.node.linked())
+		decltype(QpWindows::list_)::remove(mw.qp_link_);
 	*mr = ktl::move(mw.mr_);
 	*layout = ktl::move(mw.layout_);
 	mw.gen_++;
@@ -87,6 +89,10 @@ ktl::Result<void> MemoryKeyTable::resolve_layout_source(u32 kind, u32 key, u32 p
 	Mw &mw = *e->mw;
 	if (&mw == &self)
 		return Error::from_errno(err::loop);
+	// A type 2 window is reachable through its QP only (2B): a layout would
+	// pass it on to every QP its own key reaches.
+	if (mw.type_ == Mw::type2)
+		return Error::from_errno(err::inval);
 	if (mw.pdn() != pdn)
 		return Error::from_errno(err::acces);
 	// A window passes on no right it was not given.
@@ -134,8 +140,9 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 		return Error::from_errno(err::inval);
 	if (mw.pdn() != b.pdn)
 		return Error::from_errno(err::acces);
-	// A type 2 window is bound once until invalidated (IBTA 10.6.7.2.2).
-	if (mw.type_ == Mw::type2 && e->state != State::invalid)
+	// A type 2 window is bound once until invalidated (IBTA 10.6.7.2.2),
+	// and not through a QP that is going.
+	if (mw.type_ == Mw::type2 && (e->state != State::invalid || !b.qp_windows || b.qp_windows->closed_))
 		return Error::from_errno(err::inval);
 	// MW_BIND means nothing for a window; LOCAL_WRITE makes its key an
 	// lkey too (seed 003; rdma-core's own tests bind with it).
@@ -193,10 +200,33 @@ ktl::Result<void> MemoryKeyTable::bind_mw(const Bind &b) {
 	mw.length_ = b.length;
 	mw.access_ = b.access & (acc::remote | acc::local_write);
 	mw.qpn_ = b.qpn;
+	if (mw.type_ == Mw::type2)
+		b.qp_windows->list_.push_back(mw.qp_link_);
 	set_key(e, mw.key_ = b.new_key);
 	e->variant = u8(b.new_key);
 	set_state(e, State::valid);
 	return {};
+}
+
+void MemoryKeyTable::close_qp_windows(QpWindows &w) {
+	// One window per critical section: what it held is let go outside
+	// the lock, as remove_mw does.
+	for (;;) {
+		ktl::RefPtr<Mr> mr;
+		ktl::RefPtr<MwLayout> layout;
+		ktl::Guard g(lock_);
+		w.closed_ = true;
+		QpWindowLink *l = w.list_.front();
+		if (!l)
+			return;
+		Mw &mw = *l->mw;
+		Entry *e = entry_locked(index_of(mw.key_));
+		// No layout includes a type 2 window (resolve_layout_source).
+		KTL_WARN_ON(!e || e->mw != &mw || e->state != State::valid || mw.users_);
+		unbind_locked(mw, &mr, &layout);
+		if (e && e->mw == &mw)
+			set_state(e, State::invalid);
+	}
 }
 
 // The window's range in the key user's addresses (offsets when zero-based),

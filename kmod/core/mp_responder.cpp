@@ -42,7 +42,7 @@ struct Qp::MpPacket {
 			return r;
 		}
 		// IBTA 9.4.1.4: invalidated once placed, before the completion.
-		if (inv && qp.dev_->keys().invalidate(rx.pi.hdr.ieth.rkey, qp.resp_pdn_locked()).is_error())
+		if (inv && qp.dev_->keys().invalidate(rx.pi.hdr.ieth.rkey, qp.resp_pdn_locked(), qp.qpn_).is_error())
 			inv_failed = true;
 		return {};
 	}

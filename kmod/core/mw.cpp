@@ -19,7 +19,7 @@ ktl::Result<ktl::RefPtr<Mw>> Mw::create(Pd &pd, u8 type, bool user, u32 max_desc
 }
 
 Mw::~Mw() {
-	KTL_WARN_ON(in_table_);
+	KTL_WARN_ON(in_table_ || qp_link_.node.linked());
 	pd_->device().counts().mws.put();
 }
 

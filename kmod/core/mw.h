@@ -9,10 +9,11 @@
 // invalidated by a zero-length bind. Type 2 is bound by an IBV_WR_BIND_MW
 // work request only while it is invalid, with the key byte the consumer
 // chose (ibv_inc_rkey); it belongs to the binding QP (type 2B: remote access
-// through another QP misses), and LOCAL_INV or a SEND with invalidate ends
-// the binding. A window is either VA-based (the remote address is the
-// MR's) or zero-based (IBV_ACCESS_ZERO_BASED: offsets from the window's
-// start).
+// through another QP misses), and LOCAL_INV or a SEND with invalidate on
+// that QP ends the binding (another QP's fails), as does the QP's
+// destruction (MemoryKeyTable::close_qp_windows). A window is either
+// VA-based (the remote address is the MR's) or zero-based
+// (IBV_ACCESS_ZERO_BASED: offsets from the window's start).
 //
 // A window allocated with room for layout pieces (srocedv_alloc_mw_ex:
 // max_descriptors) can instead be bound to a layout (mw_layout.h, seed
@@ -23,6 +24,7 @@
 // is unbound.
 #pragma once
 #include "core.h"
+#include "key_table.h"
 #include "mr.h"
 #include "mw_layout.h"
 
@@ -63,7 +65,9 @@ private:
 	friend class MwLayout;
 	template <typename T, typename... A> friend T *ktl::create(ktl::AllocCtx, A &&...);
 	template <typename T> friend void ktl::destroy(T *);
-	Mw(Pd &pd, u8 type, u32 max_descriptors) : pd_(&pd), type_(type), max_descriptors_(max_descriptors) {}
+	Mw(Pd &pd, u8 type, u32 max_descriptors) : pd_(&pd), type_(type), max_descriptors_(max_descriptors) {
+		qp_link_.mw = this;
+	}
 	~Mw();
 
 	ktl::RefPtr<Pd> pd_;
@@ -74,8 +78,9 @@ private:
 	// The binding, guarded by the key table's lock: the MR (null when
 	// unbound), the window [addr_, addr_ + length_) in the MR's addresses,
 	// its REMOTE_* rights and LOCAL_WRITE (the lkey), whether remote
-	// addresses are offsets, and for type 2 the QP that bound it. Or a
-	// layout (then mr_ is null, addr_ 0 and zero_based_ set).
+	// addresses are offsets, and for type 2 the QP that bound it (and its
+	// place among that QP's windows). Or a layout (then mr_ is null, addr_
+	// 0 and zero_based_ set).
 	ktl::RefPtr<Mr> mr_;
 	ktl::RefPtr<MwLayout> layout_;
 	// Also under the key table's lock: the layouts staged for binds not yet
@@ -94,6 +99,7 @@ private:
 	u32 access_ = 0;
 	bool zero_based_ = false;
 	u32 qpn_ = 0;
+	QpWindowLink qp_link_; // type 2, bound: on QpWindows of qpn_
 };
 
 } // namespace sroce

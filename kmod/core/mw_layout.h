@@ -58,7 +58,8 @@ public:
 	//   -EINVAL: a malformed request (type, flags, reserved fields, zero
 	//            lengths or counts, dimensions not adding up, overlapping
 	//            strides, entries running out in different rounds), an
-	//            entry's key that names no valid MR or bound window;
+	//            entry's key that names no valid MR or bound window, or a
+	//            type 2 window (its QP's alone);
 	//   -E2BIG:  too many entries, dimensions, items or pieces;
 	//   -ELOOP:  the window itself among the entries, or nesting too deep;
 	//   -EOVERFLOW: a stride, count or length whose product or sum overflows;

@@ -172,6 +172,9 @@ void Qp::destroy() {
 	// reads it only while the QP is on its list.
 	if (polled_)
 		dev_->sq_poller().remove(*this);
+	// Before the number is free: a new QP that gets it must not reach the
+	// type 2 windows bound through this one (a bind after this fails).
+	dev_->keys().close_qp_windows(windows_);
 	if (block_)
 		detach_rss_child();
 	else if (qpn_)

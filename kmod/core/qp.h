@@ -191,9 +191,8 @@ struct CompleterState {
 	LossRecovery rec;
 };
 
-// The responder's state (responder.cpp, read_atomic.cpp), under the QP
-// lock: the expected PSN, the message in progress, the READ/ATOMIC replay
-// slots.
+// The responder's state (responder.cpp, read_atomic.cpp), under the QP lock:
+// the expected PSN, the message in progress, the READ/ATOMIC replay slots.
 struct ResponderState {
 	u32 epsn = 0;                // expected PSN
 	u32 msn = 0;                 // messages completed (24 bits)
@@ -495,6 +494,7 @@ private:
 	sroce_env_work *work_ = nullptr;
 	RxSteer steer_;
 	QpKeyCaches keys_; // under lock_, dropped as key_cache.h says
+	QpWindows windows_; // the type 2 windows bound through it, under the key table's lock
 };
 
 } // namespace sroce

@@ -403,7 +403,7 @@ bool Qp::execute_local_op_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 	sroce_core_counter done = SROCE_CNT_FAST_REGS;
 	switch (q.opcode) {
 	case ib::wr_local_inv:
-		r = keys.invalidate(q.imm_or_inv, pd_->pdn());
+		r = keys.invalidate(q.imm_or_inv, pd_->pdn(), qpn_);
 		done = SROCE_CNT_LOCAL_INVS;
 		break;
 	case ib::wr_reg_mr:
@@ -412,7 +412,7 @@ bool Qp::execute_local_op_locked(SendWqe &w, u32 idx, sroce_env_batch *b) {
 		break;
 	default: // bind_mw
 		r = keys.bind_mw({q.reg.new_key, q.reg.mr_lkey, q.reg.addr, q.reg.length, q.reg.access, pd_->pdn(),
-				  qpn_, (q.flags & SROCE_WQE_BIND_TYPE1) != 0, q.reg.layout});
+				  qpn_, &windows_, (q.flags & SROCE_WQE_BIND_TYPE1) != 0, q.reg.layout});
 		fail = ib::wc_mw_bind_err;
 		done = SROCE_CNT_MW_BINDS;
 		break;

@@ -250,7 +250,7 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// the receive completes with REM_INV_REQ_ERR and the QP goes to error;
 	// the NAK spares the requester its retries).
 	if (last && (pi.flags & ib::op_ieth) &&
-	    dev_->keys().invalidate(pi.hdr.ieth.rkey, resp_pdn_locked()).is_error()) {
+	    dev_->keys().invalidate(pi.hdr.ieth.rkey, resp_pdn_locked(), qpn_).is_error()) {
 		send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::invalid_request), pi.hdr.bth.psn, b);
 		resp_.in_message = false;
 		finish_recv_locked(ib::wc_rem_inv_req_err, resp_.recv_offset + pi.payload_len, rx, false, b);

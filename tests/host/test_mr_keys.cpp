@@ -72,9 +72,9 @@ TEST_CASE("key lookups check state, PD, rights and bounds", "[core][mr][keys]") 
 		CHECK(err(keys.lookup_lkey(kro ^ 1, f.pdn, iova, 0, 0)) == -EINVAL);
 	}
 	SECTION("only fast-registration keys may be invalidated (test_fast_reg.cpp)") {
-		CHECK(err(keys.invalidate(krw ^ 1, f.pdn)) == -EINVAL);
-		CHECK(err(keys.invalidate(krw, f.pdn + 1)) == -EINVAL);
-		CHECK(err(keys.invalidate(krw, f.pdn)) == -EINVAL);
+		CHECK(err(keys.invalidate(krw ^ 1, f.pdn, 0)) == -EINVAL);
+		CHECK(err(keys.invalidate(krw, f.pdn + 1, 0)) == -EINVAL);
+		CHECK(err(keys.invalidate(krw, f.pdn, 0)) == -EINVAL);
 		CHECK(err(keys.lookup_rkey(krw, f.pdn, 0, iova, 8, acc::remote_read)) == 0);
 	}
 	SECTION("a caller that asks for the wrong kind of right is a core bug") {

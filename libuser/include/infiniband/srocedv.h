@@ -408,7 +408,7 @@ void srocedv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr,
  * "Layouts"; srocedv_alloc_mw_ex(3), srocedv_bind_mw(3)).
  *
  * A window allocated with descriptors can be bound to a layout: a list of
- * entries, each a part of an MR or of another bound window, either one
+ * entries, each a part of an MR or of another bound type 1 window, either one
  * after another (composite) or in rounds of equally spaced items
  * (interleaved, with up to max_stride_dimension strides per entry and a
  * per-entry repeat count for 2:1 and other non-uniform interleaving). Its
@@ -513,9 +513,9 @@ struct srocedv_mw_bind {
  * qp's send queue; the completion (IBV_WC_BIND_MW, or IBV_WC_MW_BIND_ERR)
  * comes as for ibv_bind_mw. The layout is checked and compiled before the
  * post, so a bad layout fails here with an errno and nothing posted:
- * EINVAL (malformed, a key that names no valid MR or bound window, strides
- * that overlap, entries running out in different rounds, a window without
- * descriptors), E2BIG (more entries, dimensions, items or pieces than the
+ * EINVAL (malformed, a key that names no valid MR or bound window or names a
+ * type 2 window, strides that overlap, entries running out in different
+ * rounds, a window without descriptors), E2BIG (more entries, dimensions, items or pieces than the
  * caps and the window allow), ELOOP (the window itself among its entries,
  * or nesting deeper than max_recursion_depth), EOVERFLOW, ERANGE (an entry
  * outside its MR or window), EACCES (another PD, or rights an entry lacks:
