@@ -362,7 +362,7 @@ void Qp::flush_locked(sroce_env_batch *b) {
 	req_.rd_atomic_out = 0;
 	for (u32 i = 0; i < param::max_qp_rd_atom; i++)
 		resp_.res[i].pending = false;
-	resp_.ack_deferred = false;
+	resp_.answer_waits = false;
 	if (recvq_.valid) {
 		// A message half received (or lost mid-way, UC): its WQE is
 		// flushed too.

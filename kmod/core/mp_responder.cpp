@@ -173,9 +173,8 @@ void Qp::mp_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 		return;
 	}
 	if (p.inv_failed) { // as execute_send_locked: the completion said so
-		send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::invalid_request), pi.hdr.bth.psn, b);
 		resp_.in_message = false;
-		to_error_locked(b, ib::ev_qp_req_err);
+		answer_locked(ib::Aeth::nak_syndrome(ib::NakCode::invalid_request), pi.hdr.bth.psn, b);
 		return;
 	}
 	if (p.inv)

@@ -209,6 +209,15 @@ void Qp::to_error_locked(sroce_env_batch *b, int event) {
 		sroce_env_event(b, owner_, event);
 }
 
+sroce_cqe Qp::recv_status_cqe(u64 wr_id, u8 status) const {
+	sroce_cqe c{};
+	c.wr_id = wr_id;
+	c.status = status;
+	c.opcode = ib::wc_recv;
+	c.qp_num = qpn_;
+	return c;
+}
+
 // ---- kernel posts ----------------------------------------------------------
 
 ktl::Result<void> Qp::post_send(const sroce_wqe &wqe, const sroce_sge *sge, const void *data, u32 inline_len) {

@@ -44,6 +44,8 @@ struct RxPacket {
 
 // AETH syndrome of a plain ACK with no credit information.
 constexpr u8 aeth_ack_unlimited = ib::Aeth::ack_syndrome(ib::aeth_credits_invalid);
+// A NAK that puts the responder's QP in error: all but a PSN sequence NAK (IBTA 9.9.3.1.3).
+inline bool is_error_nak(u8 s) { return ib::Aeth{s}.is_nak() && ib::Aeth{s}.nak_code() != ib::NakCode::psn_seq_err; }
 
 // 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23].
 inline s32 psn_diff(u32 a, u32 b) { return s32((a - b) << 8) >> 8; }
@@ -211,8 +213,12 @@ struct ResponderState {
 	ReadAtomicRes *res = nullptr; // param::max_qp_rd_atom entries, a ring
 	u32 res_next = 0;            // next slot to fill (free-running)
 	u32 res_send = 0;            // oldest slot with responses to send
-	bool ack_deferred = false;   // an ACK waits behind pending responses
-	u32 ack_deferred_psn = 0;
+	// An ACK or NAK waiting for the responses of earlier PSNs (answers
+	// leave in PSN order, read_atomic.cpp); an error NAK ends the QP when sent.
+	bool answer_waits = false;
+	u8 answer_syndrome = 0;
+	u32 answer_psn = 0;
+	bool error_waits() const { return answer_waits && is_error_nak(answer_syndrome); }
 	u64 mp_wr_id = 0;            // multi-packet: the buffer the message last used
 };
 
@@ -267,14 +273,7 @@ public:
 	static u8 place_ud(Device &dev, const RecvWqe &w, u32 pdn, const RxPacket &rx, u32 offset = 0);
 	static void fill_ud_recv_cqe(sroce_cqe &c, u64 wr_id, u8 status, const RxPacket &rx, u32 qp_num);
 	// A receive completion with no data: a flush or an error.
-	sroce_cqe recv_status_cqe(u64 wr_id, u8 status) const {
-		sroce_cqe c{};
-		c.wr_id = wr_id;
-		c.status = status;
-		c.opcode = ib::wc_recv;
-		c.qp_num = qpn_;
-		return c;
-	}
+	sroce_cqe recv_status_cqe(u64 wr_id, u8 status) const;
 	const CounterBlock &counters() const { return counters_; }
 
 	ktl::ListNode table_node; // Device QP table collision chain
@@ -399,6 +398,7 @@ private:
 	bool execute_flush_locked(const RxPacket &rx, sroce_env_batch *b);
 	int take_recv_locked(sroce_env_batch *b); // 0 taken, 1 none, <0 QP in error
 	void send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b);
+	void answer_locked(u8 syndrome, u32 psn, sroce_env_batch *b); // in PSN order, after responses
 	void nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b);
 	void reject_locked(ib::NakCode code, const RxPacket &rx, sroce_env_batch *b);
 	void rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b);

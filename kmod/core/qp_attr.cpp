@@ -312,7 +312,7 @@ void Qp::apply_modify_locked(const sroce_core_qp_attr &a, u32 mask, sroce_env_ba
 		for (u32 i = 0; i < param::max_qp_rd_atom; i++)
 			resp_.res[i] = ReadAtomicRes{};
 		resp_.res_next = resp_.res_send = 0;
-		resp_.ack_deferred = false;
+		resp_.answer_waits = false;
 		keys_.drop_all();
 		resp_.msn = 0;
 	} else if (next == ib::qps_err && prev != ib::qps_err) {

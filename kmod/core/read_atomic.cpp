@@ -23,7 +23,56 @@ ReadAtomicRes &res_slot(ReadAtomicRes *res, u32 j) {
 	return res[j % param::max_qp_rd_atom];
 }
 
+// An answer says every request before this PSN was done: after an ACK's
+// PSN, at a NAK's.
+u32 answer_end(u8 syndrome, u32 psn) {
+	return ib::Aeth{syndrome}.is_ack() ? psn_add(psn, 1) : psn;
+}
+
+// Whether answer s replaces the one waiting, w. The first error NAK is
+// final; otherwise the newest says most, but the sequence NAK that the
+// packets behind an RNR-NAKed one draw leaves the RNR NAK's wait.
+bool supersedes(u8 s, u32 psn, u8 w, u32 wpsn) {
+	s32 d = psn_diff(answer_end(s, psn), answer_end(w, wpsn));
+	if (is_error_nak(w))
+		return is_error_nak(s) && d < 0;
+	return is_error_nak(s) || d > 0 || (d == 0 && !(ib::Aeth{w}.is_rnr_nak() && ib::Aeth{s}.is_nak()));
+}
+
+// A response still to be sent for a PSN before end. Slots stream oldest
+// first, so the first pending one has the oldest.
+bool response_due_before(ResponderState &r, u32 end) {
+	for (u32 j = r.res_send; j != r.res_next; j++) {
+		ReadAtomicRes &e = res_slot(r.res, j);
+		if (e.pending)
+			return psn_diff(e.next_psn, end) < 0;
+	}
+	return false;
+}
+
 } // namespace
+
+// An ACK or NAK (syndrome) for psn. Responses leave in PSN order (IBTA 9.5,
+// 9.7.5.1): one still to be sent for an earlier request goes first, and
+// the answer waits (send_read_responses_locked sends it), as rxe takes no
+// request before a READ's last response is out. A NAK means every earlier
+// request was done: sent at once, it made the requester ask for a READ
+// still streaming again, and an error NAK's error state dropped the rest
+// of the READ. An error NAK puts the QP in error once sent.
+void Qp::answer_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
+	if (resp_.answer_waits && !supersedes(syndrome, psn, resp_.answer_syndrome, resp_.answer_psn))
+		return;
+	resp_.answer_waits = response_due_before(resp_, answer_end(syndrome, psn));
+	if (resp_.answer_waits) {
+		resp_.answer_syndrome = syndrome;
+		resp_.answer_psn = psn;
+		return;
+	}
+	send_ack_locked(syndrome, psn, b);
+	if (is_error_nak(syndrome))
+		to_error_locked(b, ib::Aeth{syndrome}.nak_code() == ib::NakCode::remote_access ? ib::ev_qp_access_err
+											: ib::ev_qp_req_err);
+}
 
 // The replay slot (free-running index) whose request consumed psn: the
 // newest such, as 2^24 PSNs later a kept older request has the same PSN.
@@ -243,7 +292,8 @@ bool Qp::send_one_response_locked(ReadAtomicRes &e, sroce_env_batch *b) {
 }
 
 // Streams pending READ responses and ATOMIC ACKs, oldest first, within a
-// budget; then any ACK that had to wait behind them.
+// budget; an answer that waits goes out before the first response not
+// before its PSN (answer_locked), or after the last.
 void Qp::send_read_responses_locked(sroce_env_batch *b) {
 	u32 budget = param::read_resp_budget;
 	while (resp_.res_send != resp_.res_next) {
@@ -252,18 +302,24 @@ void Qp::send_read_responses_locked(sroce_env_batch *b) {
 			resp_.res_send++;
 			continue;
 		}
-		if (state_ == ib::qps_err || budget-- == 0) {
-			if (state_ != ib::qps_err)
-				kick_locked();
+		if (state_ == ib::qps_err)
+			return;
+		if (resp_.answer_waits && psn_diff(e.next_psn, answer_end(resp_.answer_syndrome, resp_.answer_psn)) >= 0) {
+			resp_.answer_waits = false;
+			answer_locked(resp_.answer_syndrome, resp_.answer_psn, b);
+			continue;
+		}
+		if (budget-- == 0) {
+			kick_locked();
 			return;
 		}
 		if (!send_one_response_locked(e, b))
 			return;
 	}
 	keys_.read_resp.drop(); // all sent: before the last leaves (the batch flushes after)
-	if (resp_.ack_deferred) {
-		resp_.ack_deferred = false;
-		send_ack_locked(aeth_ack_unlimited, resp_.ack_deferred_psn, b);
+	if (resp_.answer_waits) {
+		resp_.answer_waits = false;
+		answer_locked(resp_.answer_syndrome, resp_.answer_psn, b);
 	}
 }
 
@@ -302,8 +358,10 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 			e->next_psn = e->first_psn;
 		}
 		e->pending = e->replay = true;
-		// The later requests will come again too: answer in order from here.
-		for (u32 j = idx + 1; j != resp_.res_next; j++)
+		// The later requests will come again too: answer in order from
+		// here. Not behind a refused request, after which none is taken:
+		// what is owed before its NAK goes out first.
+		for (u32 j = idx + 1; j != resp_.res_next && !resp_.error_waits(); j++)
 			res_slot(resp_.res, j).pending = false;
 		// An older response still streaming goes first: a repeated request
 		// behind it must not skip it (its requester would wait for it
@@ -315,7 +373,7 @@ void Qp::on_duplicate_locked(const RxPacket &rx, sroce_env_batch *b) {
 	}
 	// A repeated SEND/WRITE: say again how far we are (IBTA 9.7.5.1.2).
 	if (pi.hdr.bth.ack_req || (pi.flags & ib::op_last))
-		send_ack_locked(aeth_ack_unlimited, psn_add(resp_.epsn, ib::psn_mask), b);
+		answer_locked(aeth_ack_unlimited, psn_add(resp_.epsn, ib::psn_mask), b);
 }
 
 } // namespace sroce

@@ -43,15 +43,15 @@ void Qp::send_ack_locked(u8 syndrome, u32 psn, sroce_env_batch *b) {
 }
 
 // Invalid request, remote access and remote operational errors are fatal
-// to the responder's QP (IBTA 9.9.3.1.3).
+// to the responder's QP (IBTA 9.9.3.1.3), from when the NAK is sent: after
+// the responses owed to earlier requests (answer_locked).
 void Qp::nak_and_error_locked(ib::NakCode code, u32 psn, sroce_env_batch *b) {
-	send_ack_locked(ib::Aeth::nak_syndrome(code), psn, b);
 	if (resp_.in_message && recvq_.valid) {
 		post_recv_cqe_locked(recv_status_cqe(recvq_.wqe.wr_id, refused_recv_status(code)), false, b);
 		recvq_.valid = false;
 	}
 	resp_.in_message = false;
-	to_error_locked(b, code == ib::NakCode::remote_access ? ib::ev_qp_access_err : ib::ev_qp_req_err);
+	answer_locked(ib::Aeth::nak_syndrome(code), psn, b);
 }
 
 // A request that cannot be executed. RC NAKs it and the QP goes to error;
@@ -75,7 +75,7 @@ void Qp::rnr_locked(const RxPacket &rx, bool first, sroce_env_batch *b) {
 	if (first)
 		resp_.in_message = false;
 	if (reliable())
-		send_ack_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), rx.pi.hdr.bth.psn, b);
+		answer_locked(ib::Aeth::rnr_syndrome(u8(min_rnr_timer_)), rx.pi.hdr.bth.psn, b);
 	else
 		resp_.drop_message = true;
 }
@@ -251,10 +251,9 @@ void Qp::execute_send_locked(const RxPacket &rx, sroce_env_batch *b) {
 	// the NAK spares the requester its retries).
 	if (last && (pi.flags & ib::op_ieth) &&
 	    dev_->keys().invalidate(pi.hdr.ieth.rkey, resp_pdn_locked(), qpn_).is_error()) {
-		send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::invalid_request), pi.hdr.bth.psn, b);
 		resp_.in_message = false;
 		finish_recv_locked(ib::wc_rem_inv_req_err, resp_.recv_offset + pi.payload_len, rx, false, b);
-		to_error_locked(b, ib::ev_qp_req_err);
+		answer_locked(ib::Aeth::nak_syndrome(ib::NakCode::invalid_request), pi.hdr.bth.psn, b);
 		return;
 	}
 	if (last && (pi.flags & ib::op_ieth))
@@ -403,17 +402,10 @@ void Qp::execute_locked(const RxPacket &rx, sroce_env_batch *b) {
 		execute_read_atomic_locked(rx, b);
 	else
 		return;
+	// After responses still streaming, which it acknowledges implicitly.
 	if (rc && state_ != ib::qps_err && pi.hdr.bth.ack_req && psn_diff(resp_.epsn, pi.hdr.bth.psn) > 0 &&
-	    !(f & ib::op_slot_request)) {
-		// Responses still streaming would be overtaken by this ACK, which
-		// acknowledges them implicitly: it goes out after them.
-		if (resp_.res_send != resp_.res_next) {
-			resp_.ack_deferred = true;
-			resp_.ack_deferred_psn = pi.hdr.bth.psn;
-		} else {
-			send_ack_locked(aeth_ack_unlimited, pi.hdr.bth.psn, b);
-		}
-	}
+	    !(f & ib::op_slot_request))
+		answer_locked(aeth_ack_unlimited, pi.hdr.bth.psn, b);
 }
 
 void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
@@ -426,6 +418,11 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 	const ib::PacketInfo &pi = rx.pi;
 	u32 psn = pi.hdr.bth.psn;
 	s32 d = psn_diff(psn, resp_.epsn);
+	// Behind a refused request whose NAK waits for earlier responses,
+	// nothing is executed (as rxe, which takes no request before a READ's
+	// last response); duplicates of earlier requests are still answered.
+	if (d >= 0 && resp_.error_waits())
+		return;
 	if (type_ == ib::qpt_uc) {
 		if (d > 0)
 			count(SROCE_CNT_OUT_OF_SEQ_REQ);
@@ -469,7 +466,7 @@ void Qp::on_request_locked(const RxPacket &rx, sroce_env_batch *b) {
 			resp_.nak_sent = true;
 			resp_.nak_sent_ns = now;
 			resp_.nak_high_psn = psn;
-			send_ack_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), resp_.epsn, b);
+			answer_locked(ib::Aeth::nak_syndrome(ib::NakCode::psn_seq_err), resp_.epsn, b);
 		} else if (psn_diff(psn, resp_.nak_high_psn) > 0) {
 			resp_.nak_high_psn = psn;
 		}
