@@ -71,14 +71,7 @@ TEST_CASE("responder: a corrupt receive producer index puts every QP type in err
 			xrcfx::TestSrq s(b.dev, b.pd, nullptr);
 			Qp &qa = f.qp(a, type);
 			Qp &qb = with_srq ? f.qp_mp(b, type, 0, 0, 256, s.srq) : f.qp(b, type);
-			sroce_core_ah *ah = nullptr;
-			if (type == ib::qpt_ud) {
-				f.to_ud_rts(qa, 0x1234);
-				f.to_ud_rts(qb, 0x1234);
-				ah = f.ah(a, b);
-			} else {
-				f.connect(qa, qb, ib::mtu_1024);
-			}
+			sroce_core_ah *ah = f.join(qa, qb);
 			Buffer &src = f.buffer(a, 4096, all_access), &dst = f.buffer(b, 2 * 4096, all_access);
 			for (unsigned int i = 0; i < 2; i++) {
 				sroce_sge sg = sge_of(f, b, dst, i * 4096, 4096);
@@ -93,7 +86,7 @@ TEST_CASE("responder: a corrupt receive producer index puts every QP type in err
 			f.sim().clear_events();
 			auto w = wqe(1, ib::wr_send, 1);
 			if (ah)
-				address_ud(w, ah, qb.qpn, 0x1234);
+				address_ud(w, ah, qb.qpn, Fixture::ud_qkey);
 			REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
 			f.sim().run_for(50000000);
 			CHECK(Fixture::query(qb).qp_state == ib::qps_err);

@@ -332,14 +332,7 @@ TEST_CASE("responder: a malformed receive WQE completes in error and the QP goes
 		Fixture f(41);
 		Node &a = f.node(0), &b = f.node(1);
 		Qp &qa = f.qp(a, type), &qb = f.qp(b, type);
-		sroce_core_ah *ah = nullptr;
-		if (type == ib::qpt_ud) {
-			f.to_ud_rts(qa, 0x1234);
-			f.to_ud_rts(qb, 0x1234);
-			ah = f.ah(a, b);
-		} else {
-			f.connect(qa, qb, ib::mtu_1024);
-		}
+		sroce_core_ah *ah = f.join(qa, qb);
 		Buffer &src = f.buffer(a, 4096, all_access), &dst = f.buffer(b, 3 * 4096, all_access);
 		for (unsigned int i = 0; i < 3; i++)
 			REQUIRE(f.post_recv(qb, 10 + i, {sge_of(f, b, dst, i * 4096, 4096)}) == 0);
@@ -349,7 +342,7 @@ TEST_CASE("responder: a malformed receive WQE completes in error and the QP goes
 		f.sim().clear_events();
 		auto w = wqe(1, ib::wr_send, 1);
 		if (ah)
-			address_ud(w, ah, qb.qpn, 0x1234);
+			address_ud(w, ah, qb.qpn, Fixture::ud_qkey);
 		REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
 		f.sim().run_for(50000000);
 		std::vector<sroce_cqe> mine;

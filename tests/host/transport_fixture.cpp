@@ -264,6 +264,17 @@ void Fixture::to_ud_rts(Qp &q, unsigned int qkey) {
 	REQUIRE(rc == 0);
 }
 
+sroce_core_ah *Fixture::join(Qp &a, Qp &b) {
+	REQUIRE(a.type == b.type);
+	if (a.type != ib::qpt_ud) {
+		connect(a, b, ib::mtu_1024);
+		return nullptr;
+	}
+	to_ud_rts(a, ud_qkey);
+	to_ud_rts(b, ud_qkey);
+	return ah(*a.node, *b.node);
+}
+
 sroce_core_ah *Fixture::ah(Node &from, Node &to) {
 	sim::Path p = sim_.path(from.id, to.id);
 	sroce_core_ah *a = nullptr;

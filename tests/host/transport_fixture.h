@@ -94,6 +94,10 @@ public:
 		     unsigned int timeout = 10, unsigned int retry = 7, unsigned int rnr_retry = 7,
 		     unsigned int rd_atomic = 16);
 	void to_ud_rts(Qp &q, unsigned int qkey);
+	// a and b of one type to RTS: connected (MTU 1024), or for UD with
+	// Q_Key ud_qkey and the AH from a's node to b's, which it returns.
+	static constexpr unsigned int ud_qkey = 0x1234;
+	sroce_core_ah *join(Qp &a, Qp &b);
 	int modify_state(Qp &q, unsigned int state);
 	// The QP's attributes as sroce_core_qp_query gives them.
 	static sroce_core_qp_attr query(Qp &q);
