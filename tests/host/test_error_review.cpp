@@ -83,12 +83,7 @@ TEST_CASE("responder: a corrupt receive producer index puts every QP type in err
 			unsigned int size = 1u << (with_srq ? s.ring.log_size : qb.rq.log_size);
 			REQUIRE(hdr->producer == 2);
 			hdr->producer = 2 + size;
-			f.sim().clear_events();
-			auto w = wqe(1, ib::wr_send, 1);
-			if (ah)
-				address_ud(w, ah, qb.qpn, Fixture::ud_qkey);
-			REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
-			f.sim().run_for(50000000);
+			send_one_and_run(f, qa, ah, qb.qpn, sge_of(f, a, src, 0, 100));
 			CHECK(Fixture::query(qb).qp_state == ib::qps_err);
 			CHECK(events_of(f, &qb.owner, ib::ev_qp_fatal) == 1);
 			CHECK(events_of(f, &s.owner, ib::ev_srq_err) == (with_srq ? 1u : 0u));

@@ -339,12 +339,7 @@ TEST_CASE("responder: a malformed receive WQE completes in error and the QP goes
 		auto *slot = reinterpret_cast<sroce_wqe *>(static_cast<unsigned char *>(qb.rq.mem) +
 							   SROCE_RING_ENTRIES_OFFSET);
 		slot->num_sge = 200;
-		f.sim().clear_events();
-		auto w = wqe(1, ib::wr_send, 1);
-		if (ah)
-			address_ud(w, ah, qb.qpn, Fixture::ud_qkey);
-		REQUIRE(f.post_send(qa, w, {sge_of(f, a, src, 0, 100)}) == 0);
-		f.sim().run_for(50000000);
+		send_one_and_run(f, qa, ah, qb.qpn, sge_of(f, a, src, 0, 100));
 		std::vector<sroce_cqe> mine;
 		for (auto &c : f.poll(b))
 			if (c.qp_num == qb.qpn)

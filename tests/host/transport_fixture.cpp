@@ -417,4 +417,13 @@ sroce_cqe complete_one(Fixture &f, Qp &q, const sroce_wqe &w, const std::vector<
 	return c[0];
 }
 
+void send_one_and_run(Fixture &f, Qp &q, sroce_core_ah *ah, unsigned int to_qpn, const sroce_sge &sg) {
+	f.sim().clear_events();
+	auto w = wqe(1, ib::wr_send, 1);
+	if (ah)
+		address_ud(w, ah, to_qpn, Fixture::ud_qkey);
+	REQUIRE(f.post_send(q, w, {sg}) == 0);
+	f.sim().run_for(50000000);
+}
+
 } // namespace tfx

@@ -156,5 +156,8 @@ void address_ud(sroce_wqe &w, sroce_core_ah *ah, unsigned int qpn, unsigned int 
 sroce_wqe rdma_wqe(uint64_t wr_id, unsigned char opcode, uint64_t va, unsigned int rkey);
 // Posts w on q and returns its completion (the only one q's node gets).
 sroce_cqe complete_one(Fixture &f, Qp &q, const sroce_wqe &w, const std::vector<sroce_sge> &sges = {});
+// Clears the event log, posts one signaled SEND of sg from q to QP
+// to_qpn (behind ah when q is UD, else ah is null) and runs 50 ms.
+void send_one_and_run(Fixture &f, Qp &q, sroce_core_ah *ah, unsigned int to_qpn, const sroce_sge &sg);
 
 } // namespace tfx
