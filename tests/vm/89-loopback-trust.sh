@@ -121,12 +121,22 @@ pp() { # pp GID_INDEX: ibv_rc_pingpong --chk, both ends on sroce1
 	wait $spid && [ $rc -eq 0 ]
 }
 rp() { # rp ADDR: rping to sroce1's own address
+	local l0 spid rc src
+	l0=$(cm_listeners)
 	ip netns exec h1 timeout 60 rping -s -a "$1" -C 10 >/tmp/lb.rs 2>&1 &
-	local spid=$! rc
-	sleep 1
+	spid=$!
+	# A fixed second was not always enough on the debug kernel: a client
+	# before the listener fails at once and leaves the server waiting.
+	wait_until 30 cm_listening "$l0"
 	ip netns exec h1 timeout 60 rping -c -a "$1" -C 10 -V >/tmp/lb.rc 2>&1
 	rc=$?
-	wait $spid && [ $rc -eq 0 ]
+	wait $spid
+	src=$?
+	[ $src -eq 0 ] && [ $rc -eq 0 ] && return 0
+	echo "    server $src, client $rc"
+	tail -4 /tmp/lb.rs | sed 's/^/    server: /'
+	tail -4 /tmp/lb.rc | sed 's/^/    client: /'
+	return 1
 }
 check "same host, IPv4 GID: ibv_rc_pingpong --chk" pp "$g4"
 check "same host, IPv6 GID: ibv_rc_pingpong --chk" pp "$g6"
