@@ -20,8 +20,10 @@
 #   SROCE_VM_TIMEOUT_SCALE=N  time limits of the VM suites times N (default 8:
 #                             the tests run 5-15x slower here; at 3,
 #                             89-loopback-trust ran out of time)
-#   TEST_DEBUG_RESUME=1       the vm layer takes only the tests the ledger
-#                             does not show passed on this kernel code yet
+#   TEST_DEBUG_RESUME=1       of the layers asked for, the vm layer takes only
+#                             the tests the ledger does not show passed on
+#                             this kernel code yet, and a slow or pair layer
+#                             it shows passed whole is left out
 #   TEST_DEBUG_BOOT_TESTS=N   the vm layer in boots of N tests, each written
 #                             into the ledger as it ends (with RESUME: the
 #                             way to run the suite in parts across sessions)
@@ -81,6 +83,38 @@ if [ "${1:-}" = --ledger ]; then
 	done
 	echo "ledger: $c of $n tests passed on the debug kernel with kernel code $id"
 	[ $c -eq $n ]
+	exit
+fi
+
+# resume_plan ID: with TEST_DEBUG_RESUME, of the layers asked for (all
+# three by default) the vm layer takes only its tests not yet in the
+# ledger for kernel code ID (TEST_DEBUG_TESTS), and a slow or pair layer
+# whose tests are all there is left out (TEST_DEBUG_LAYERS; "none" when
+# nothing is left). A layer not asked for is never added:
+# TEST_DEBUG_LAYERS=pair runs the pair layer alone.
+resume_plan() {
+	local l t list left resumed=
+	for l in ${TEST_DEBUG_LAYERS:-vm slow pair}; do
+		case $l in
+		vm) list=$(echo tests/vm/[0-9]*.sh) ;;
+		slow) list=${TEST_DEBUG_SLOW_TESTS:-tests/vm/slow/82-netem-full.sh} ;;
+		pair) list=$(echo tests/pair/[0-9]*.sh) ;;
+		*) echo "test-debug: unknown layer $l" >&2; exit 2 ;;
+		esac
+		left=$(for t in $list; do covered "$1" "$t" || echo "$t"; done | tr '\n' ' ')
+		echo "--- resuming: the $l layer runs ${left:-nothing (all passed)}"
+		[ -n "$left" ] || continue
+		resumed+=" $l"
+		[ "$l" != vm ] || TEST_DEBUG_TESTS=${left% }
+	done
+	TEST_DEBUG_LAYERS=${resumed# }
+	TEST_DEBUG_LAYERS=${TEST_DEBUG_LAYERS:-none}
+}
+if [ "${1:-}" = --resume-plan ]; then # (tests/build/run.sh checks the plan)
+	id=$(code_id)
+	[ -n "$id" ] || exit 1
+	resume_plan "$id"
+	echo "layers: $TEST_DEBUG_LAYERS; vm tests: ${TEST_DEBUG_TESTS:-}"
 	exit
 fi
 
@@ -153,10 +187,7 @@ else
 	echo "--- kmod/, abi/ or the debug options have uncommitted changes: nothing goes into the ledger"
 fi
 if [ "${TEST_DEBUG_RESUME:-0}" = 1 ] && [ -z "${TEST_DEBUG_TESTS:-}" ] && [ -n "$code" ]; then
-	TEST_DEBUG_TESTS=$(for t in tests/vm/[0-9]*.sh; do covered "$code" "$t" || echo "$t"; done | tr '\n' ' ')
-	echo "--- resuming: the vm layer runs ${TEST_DEBUG_TESTS:-nothing (all passed)}"
-	[ -n "$TEST_DEBUG_TESTS" ] || TEST_DEBUG_LAYERS=${TEST_DEBUG_LAYERS:-slow pair}
-	TEST_DEBUG_LAYERS=$(echo "${TEST_DEBUG_LAYERS:-vm slow pair}" | sed "s/\bvm\b//;${TEST_DEBUG_TESTS:+s/^/vm /}")
+	resume_plan "$code"
 fi
 
 logs=$top/build/vm/debug
@@ -247,6 +278,7 @@ for l in ${TEST_DEBUG_LAYERS:-vm slow pair}; do
 	vm) vm_layer ;;
 	slow) layer slow vm build/vm/last-test-run watched_run ${TEST_DEBUG_SLOW_TESTS:-tests/vm/slow/82-netem-full.sh} ;;
 	pair) layer pair pair build/vm/last-pair-run bash scripts/run-pair-tests.sh --kernel "$kver" ;;
+	none) ;;
 	*) echo "test-debug: unknown layer $l" >&2; exit 2 ;;
 	esac
 done

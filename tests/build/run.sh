@@ -292,6 +292,32 @@ t "test-debug ledger: not when the epilogue failed or never ran" 0 \
 t "test-debug ledger: not when the boot's kernel log has a report" 0 passes_check "" vm 1 1 0 "$boot
 [   90.000000] BUG: KASAN: slab-out-of-bounds in sroce_x"
 t "test-debug ledger: a pair run counts only whole" 0 passes_check "" pair 1 1 0 "$boot"
+# What a resumed run takes: the layers asked for, less what the ledger
+# already has whole; never a layer not asked for.
+plan_check() { # plan_check WANT LAYERS LEDGER-TESTS...: --resume-plan's last line
+	local l t got
+	l=$(mktemp)
+	for t in "${@:3}"; do
+		printf 'K1\tx\t%s\t%s\t1\t2026-12-03\tabc\n' "$t" "$(git -C "$top" hash-object "$t")"
+	done >"$l"
+	got=$(cd "$top" && TEST_DEBUG_LEDGER=$l TEST_DEBUG_CODE_ID=K1 TEST_DEBUG_LAYERS=$2 TEST_DEBUG_RESUME=1 \
+		bash scripts/test-debug.sh --resume-plan | tail -1)
+	rm -f "$l"
+	echo "got: '$got'"
+	[ "$got" = "$1" ]
+}
+vm_all=$(cd "$top" && echo tests/vm/[0-9]*.sh)
+pair_all=$(cd "$top" && echo tests/pair/[0-9]*.sh)
+# shellcheck disable=SC2086 # the lists are words
+t "test-debug resume: the pair layer asked for alone runs alone" 0 \
+	plan_check "layers: pair; vm tests: " pair tests/vm/10-good-path.sh
+# shellcheck disable=SC2086
+t "test-debug resume: the vm layer takes only what is left, a whole layer drops out" 0 \
+	plan_check "layers: vm pair; vm tests: tests/vm/10-good-path.sh" "" \
+	$(echo $vm_all | tr ' ' '\n' | grep -v 10-good-path) tests/vm/slow/82-netem-full.sh
+# shellcheck disable=SC2086
+t "test-debug resume: nothing left runs nothing" 0 \
+	plan_check "layers: none; vm tests: " "" $vm_all tests/vm/slow/82-netem-full.sh $pair_all
 # The ledger outlives the session's machine only in git.
 t "test-debug ledger: the default one is committed, and --ledger reads it" 0 \
 	bash -c "git -C '$top' ls-files --error-unmatch tests/debug-ledger.tsv &&
