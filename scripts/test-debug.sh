@@ -59,10 +59,17 @@ code_id() {
 	[ -z "$(git ls-files --others --exclude-standard kmod abi)" ] || return
 	echo "$(git rev-parse --short=12 HEAD:kmod)-$(git rev-parse --short=12 HEAD:abi)-$(git rev-parse --short=12 HEAD:scripts/debug-kernel.config)"
 }
-suite_tests() { # every test make test-debug's layers run, as paths
-	ls tests/vm/[0-9]*.sh
-	echo tests/vm/slow/82-netem-full.sh
-	ls tests/pair/[0-9]*.sh
+layer_tests() { # layer_tests LAYER: the tests the layer runs, as paths on one line
+	case $1 in
+	vm) echo tests/vm/[0-9]*.sh ;;
+	slow) echo "${TEST_DEBUG_SLOW_TESTS:-tests/vm/slow/82-netem-full.sh}" ;;
+	pair) echo tests/pair/[0-9]*.sh ;;
+	*) echo "test-debug: unknown layer $1" >&2; exit 2 ;;
+	esac
+}
+suite_tests() { # every test of make test-debug's default layers, one a line
+	local TEST_DEBUG_SLOW_TESTS= l
+	for l in vm slow pair; do layer_tests "$l"; done | tr ' ' '\n'
 }
 covered() { # covered ID TEST: the ledger has TEST passed on ID with its current script
 	[ -f "$ledger" ] && awk -F'\t' -v id="$1" -v t="$2" -v h="$(git hash-object "$2")" \
@@ -95,12 +102,7 @@ fi
 resume_plan() {
 	local l t list left resumed=
 	for l in ${TEST_DEBUG_LAYERS:-vm slow pair}; do
-		case $l in
-		vm) list=$(echo tests/vm/[0-9]*.sh) ;;
-		slow) list=${TEST_DEBUG_SLOW_TESTS:-tests/vm/slow/82-netem-full.sh} ;;
-		pair) list=$(echo tests/pair/[0-9]*.sh) ;;
-		*) echo "test-debug: unknown layer $l" >&2; exit 2 ;;
-		esac
+		list=$(layer_tests "$l") || exit
 		left=$(for t in $list; do covered "$1" "$t" || echo "$t"; done | tr '\n' ' ')
 		echo "--- resuming: the $l layer runs ${left:-nothing (all passed)}"
 		[ -n "$left" ] || continue
@@ -267,7 +269,7 @@ vm_layer() {
 		layer vm vm build/vm/last-test-run watched_run ${TEST_DEBUG_TESTS:-}
 		return
 	fi
-	read -r -a all <<<"${TEST_DEBUG_TESTS:-$(echo tests/vm/[0-9]*.sh)}"
+	read -r -a all <<<"${TEST_DEBUG_TESTS:-$(layer_tests vm)}"
 	for ((i = 0; i < ${#all[@]}; i += n)); do
 		layer vm vm build/vm/last-test-run watched_run "${all[@]:i:n}"
 	done
@@ -276,7 +278,7 @@ vm_layer() {
 for l in ${TEST_DEBUG_LAYERS:-vm slow pair}; do
 	case $l in
 	vm) vm_layer ;;
-	slow) layer slow vm build/vm/last-test-run watched_run ${TEST_DEBUG_SLOW_TESTS:-tests/vm/slow/82-netem-full.sh} ;;
+	slow) layer slow vm build/vm/last-test-run watched_run $(layer_tests slow) ;;
 	pair) layer pair pair build/vm/last-pair-run bash scripts/run-pair-tests.sh --kernel "$kver" ;;
 	none) ;;
 	*) echo "test-debug: unknown layer $l" >&2; exit 2 ;;

@@ -318,6 +318,8 @@ t "test-debug resume: the vm layer takes only what is left, a whole layer drops 
 # shellcheck disable=SC2086
 t "test-debug resume: nothing left runs nothing" 0 \
 	plan_check "layers: none; vm tests: " "" $vm_all tests/vm/slow/82-netem-full.sh $pair_all
+t "test-debug resume: an unknown layer is refused" "unknown layer bogus" \
+	env TEST_DEBUG_CODE_ID=K1 TEST_DEBUG_LAYERS="vm bogus" bash "$top/scripts/test-debug.sh" --resume-plan
 # The ledger outlives the session's machine only in git.
 t "test-debug ledger: the default one is committed, and --ledger reads it" 0 \
 	bash -c "git -C '$top' ls-files --error-unmatch tests/debug-ledger.tsv &&
