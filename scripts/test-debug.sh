@@ -29,6 +29,8 @@
 #                             way to run the suite in parts across sessions)
 #   TEST_DEBUG_BOOT_WAIT=S    a boot with no guest output after S s (default
 #                             900) hung early: killed and booted again, once
+#                             (the pair layer: a guest whose command has not
+#                             started, scripts/vm/pair.sh's VM_BOOT_WAIT)
 # Logs: build/vm/debug/{vm,slow,pair}/ (copies of each layer's last run).
 #
 # The ledger (tests/debug-ledger.tsv, committed, since a working session's
@@ -279,7 +281,8 @@ for l in ${TEST_DEBUG_LAYERS:-vm slow pair}; do
 	case $l in
 	vm) vm_layer ;;
 	slow) layer slow vm build/vm/last-test-run watched_run $(layer_tests slow) ;;
-	pair) layer pair pair build/vm/last-pair-run bash scripts/run-pair-tests.sh --kernel "$kver" ;;
+	pair) VM_BOOT_WAIT=${TEST_DEBUG_BOOT_WAIT:-900} \
+		layer pair pair build/vm/last-pair-run bash scripts/run-pair-tests.sh --kernel "$kver" ;;
 	none) ;;
 	*) echo "test-debug: unknown layer $l" >&2; exit 2 ;;
 	esac
